@@ -1,0 +1,39 @@
+#pragma once
+// Launchers of the CUDA laswp (seed 000, section 6.6). No Kokkos: laswp.cu includes this.
+//
+// The pivot sequence ipiv(k1..k2) is first turned into the final permutation of the rows it
+// touches (the paper's XIPIV), all rows at once; then every touched row moves exactly once.
+// Column-major matrices whose touched rows fit in shared memory are permuted in place one
+// column per thread block (read once, write once, both coalesced); other shapes and layouts
+// gather the touched rows into the workspace and scatter them back.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace basalt::cuda::kernels {
+
+struct LaswpProblem {
+  std::int64_t m = 0, n = 0;
+  std::int64_t row_stride = 1;  // elements between A(i, j) and A(i + 1, j)
+  std::int64_t col_stride = 1;  // elements between A(i, j) and A(i, j + 1)
+  int k1 = 1, k2 = 0;           // 1-based range of ipiv, k1 <= k2 <= m
+  bool forward = true;
+};
+
+enum class LaswpMover { in_place_columns, through_workspace };
+
+// Which mover a problem gets on a device; the workspace size follows from it.
+template <class T>
+LaswpMover laswp_mover(int device, const LaswpProblem& problem);
+
+template <class T>
+std::size_t laswp_workspace_bytes(int device, const LaswpProblem& problem);
+
+// ipiv and a are device pointers; workspace holds laswp_workspace_bytes(device, problem).
+// Asynchronous on stream.
+template <class T>
+void laswp(int device, cudaStream_t stream, T* a, const int* ipiv, const LaswpProblem& problem,
+           void* workspace);
+
+}  // namespace basalt::cuda::kernels

@@ -1,0 +1,31 @@
+#pragma once
+// The one place where Kokkos' scalar types meet CUDA's: the launchers in .cu files take
+// float, double, cuFloatComplex and cuDoubleComplex, which have the layout of the Kokkos types.
+#include <cuComplex.h>
+
+#include <Kokkos_Core.hpp>
+
+namespace basalt::cuda {
+
+template <class T>
+struct scalar {
+  using type = T;
+};
+template <>
+struct scalar<Kokkos::complex<float>> {
+  using type = cuFloatComplex;
+};
+template <>
+struct scalar<Kokkos::complex<double>> {
+  using type = cuDoubleComplex;
+};
+template <class T>
+using scalar_t = typename scalar<std::remove_cv_t<T>>::type;
+
+template <class T>
+scalar_t<T>* device_pointer(T* p) {
+  static_assert(sizeof(scalar_t<T>) == sizeof(T) && alignof(scalar_t<T>) == alignof(T));
+  return reinterpret_cast<scalar_t<T>*>(p);
+}
+
+}  // namespace basalt::cuda

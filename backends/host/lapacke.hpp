@@ -1,0 +1,78 @@
+#pragma once
+// LAPACKE (Debian's OpenBLAS) on host Kokkos Views: the host vendor path, and the reference
+// the tests check against.
+#include <Kokkos_Core.hpp>
+#include <complex>
+
+#include "basalt/core/dispatch.hpp"
+#include "basalt/core/errors.hpp"
+#include "basalt/core/views.hpp"
+#define lapack_complex_float std::complex<float>
+#define lapack_complex_double std::complex<double>
+#include <lapacke.h>
+
+namespace basalt::lapacke {
+
+namespace detail {
+
+template <class T>
+struct lapack_type {
+  using type = T;
+};
+template <class T>
+struct lapack_type<Kokkos::complex<T>> {
+  using type = std::complex<T>;
+};
+
+template <class View>
+auto* data(const View& A) {
+  using T = typename lapack_type<typename View::value_type>::type;
+  return reinterpret_cast<T*>(A.data());
+}
+
+// LAPACKE's layout and leading dimension for a View with one unit stride.
+template <class View>
+std::pair<int, lapack_int> layout(const View& A) {
+  if (A.stride(0) == 1 || A.extent(0) <= 1)
+    return {LAPACK_COL_MAJOR, std::max<lapack_int>(1, std::max(A.stride(1), A.extent(0)))};
+  require(A.stride(1) == 1 || A.extent(1) <= 1, "lapacke", "A",
+          "LAPACKE needs a View with unit stride in one dimension");
+  return {LAPACK_ROW_MAJOR, std::max<lapack_int>(1, std::max(A.stride(0), A.extent(1)))};
+}
+
+inline lapack_int laswp(int l, lapack_int n, float* a, lapack_int lda, lapack_int k1, lapack_int k2,
+                        const lapack_int* ipiv, lapack_int incx) {
+  return LAPACKE_slaswp(l, n, a, lda, k1, k2, ipiv, incx);
+}
+inline lapack_int laswp(int l, lapack_int n, double* a, lapack_int lda, lapack_int k1,
+                        lapack_int k2, const lapack_int* ipiv, lapack_int incx) {
+  return LAPACKE_dlaswp(l, n, a, lda, k1, k2, ipiv, incx);
+}
+inline lapack_int laswp(int l, lapack_int n, std::complex<float>* a, lapack_int lda, lapack_int k1,
+                        lapack_int k2, const lapack_int* ipiv, lapack_int incx) {
+  return LAPACKE_claswp(l, n, a, lda, k1, k2, ipiv, incx);
+}
+inline lapack_int laswp(int l, lapack_int n, std::complex<double>* a, lapack_int lda, lapack_int k1,
+                        lapack_int k2, const lapack_int* ipiv, lapack_int incx) {
+  return LAPACKE_zlaswp(l, n, a, lda, k1, k2, ipiv, incx);
+}
+
+}  // namespace detail
+
+// LAPACKE_xlaswp on host Views; same arguments as basalt::laswp without the execution space.
+template <class AView, class PivView>
+void laswp(const AView& A, const PivView& ipiv, int k1, int k2,
+           Direction direction = Direction::forward) {
+  static_assert(is_matrix_view_v<AView> && is_pivot_view_v<PivView>);
+  static_assert(is_accessible_from_v<Kokkos::DefaultHostExecutionSpace, AView> &&
+                    is_accessible_from_v<Kokkos::DefaultHostExecutionSpace, PivView>,
+                "basalt::lapacke works on host Views");
+  static_assert(sizeof(lapack_int) == sizeof(int), "LAPACKE built with 64-bit integers");
+  if (A.extent(1) == 0 || k2 < k1) return;
+  const auto [l, lda] = detail::layout(A);
+  const lapack_int info = detail::laswp(l, A.extent(1), detail::data(A), lda, k1, k2, ipiv.data(),
+                                        direction == Direction::forward ? 1 : -1);
+  require(info == 0, "lapacke::laswp", "info", "LAPACKE_xlaswp returned ", info);
+}
+
+}  // namespace basalt::lapacke

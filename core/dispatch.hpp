@@ -1,0 +1,28 @@
+#pragma once
+// How a routine picks its implementation, after Kokkos Kernels' spec structs.
+//
+// Every public routine is written once, portably, over Kokkos. A backend that has a faster
+// implementation for an execution space specializes Specialization<Routine, ExecSpace> with
+// `available = true` and a static `apply` taking the routine's arguments. The public routine
+// calls apply when it exists and the portable code otherwise, decided at compile time.
+#include <Kokkos_Core.hpp>
+
+namespace basalt {
+
+namespace routine {
+// One tag per routine, so backends can name what they specialize.
+struct laswp;
+}  // namespace routine
+
+template <class Routine, class ExecSpace>
+struct Specialization {
+  static constexpr bool available = false;
+};
+
+template <class Routine, class ExecSpace>
+inline constexpr bool has_specialization_v = Specialization<Routine, ExecSpace>::available;
+
+// The direction in which a sequence of row interchanges is applied (LAPACK's sign of INCX).
+enum class Direction { forward, backward };
+
+}  // namespace basalt

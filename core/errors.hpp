@@ -1,0 +1,32 @@
+#pragma once
+// The error model, after LAPACK: an invalid argument (LAPACK's negative info) throws
+// std::invalid_argument naming the routine and the argument; numerical breakdown is
+// reported through a positive info return value, never by an exception.
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace basalt {
+
+class InvalidArgument : public std::invalid_argument {
+ public:
+  InvalidArgument(const std::string& routine, const std::string& argument, const std::string& why)
+      : std::invalid_argument("basalt::" + routine + ": invalid argument '" + argument +
+                              "': " + why),
+        argument_(argument) {}
+  const std::string& argument() const noexcept { return argument_; }
+
+ private:
+  std::string argument_;
+};
+
+// require(cond, "laswp", "k2", "k2 = ", k2, " exceeds the number of rows ", m)
+template <class... Why>
+void require(bool condition, const char* routine, const char* argument, const Why&... why) {
+  if (condition) return;
+  std::ostringstream message;
+  (message << ... << why);
+  throw InvalidArgument(routine, argument, message.str());
+}
+
+}  // namespace basalt

@@ -1,0 +1,67 @@
+#pragma once
+// View aliases and scalar traits shared by every layer.
+#include <Kokkos_Core.hpp>
+#include <type_traits>
+
+namespace basalt {
+
+// A dense column-major matrix, as LAPACK stores it. Routines also take LayoutRight and
+// LayoutStride Views (sub-views with a leading dimension larger than the row count).
+template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+using Matrix = Kokkos::View<Scalar**, Kokkos::LayoutLeft, MemorySpace>;
+
+template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+using Vector = Kokkos::View<Scalar*, Kokkos::LayoutLeft, MemorySpace>;
+
+// LAPACK's pivot vectors: 1-based row numbers.
+template <class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+using PivotVector = Kokkos::View<int*, Kokkos::LayoutLeft, MemorySpace>;
+
+template <class T>
+struct is_basalt_scalar : std::false_type {};
+template <>
+struct is_basalt_scalar<float> : std::true_type {};
+template <>
+struct is_basalt_scalar<double> : std::true_type {};
+template <>
+struct is_basalt_scalar<Kokkos::complex<float>> : std::true_type {};
+template <>
+struct is_basalt_scalar<Kokkos::complex<double>> : std::true_type {};
+template <class T>
+inline constexpr bool is_basalt_scalar_v = is_basalt_scalar<std::remove_cv_t<T>>::value;
+
+// The real type under a scalar: float for Kokkos::complex<float>.
+template <class T>
+struct real_type {
+  using type = T;
+};
+template <class T>
+struct real_type<Kokkos::complex<T>> {
+  using type = T;
+};
+template <class T>
+using real_t = typename real_type<std::remove_cv_t<T>>::type;
+
+// |x|, for real and complex scalars alike (Kokkos 3.4 has no Kokkos::abs for real types).
+template <class T>
+KOKKOS_INLINE_FUNCTION real_t<T> magnitude(const T& x) {
+  if constexpr (std::is_floating_point_v<T>)
+    return x < 0 ? -x : x;
+  else
+    return Kokkos::abs(x);
+}
+
+template <class View>
+inline constexpr bool is_matrix_view_v =
+    Kokkos::is_view<View>::value&& View::rank == 2 && is_basalt_scalar_v<typename View::value_type>;
+
+template <class View>
+inline constexpr bool is_pivot_view_v =
+    Kokkos::is_view<View>::value&& View::rank == 1 &&
+    std::is_same_v<std::remove_cv_t<typename View::value_type>, int>;
+
+template <class ExecSpace, class View>
+inline constexpr bool is_accessible_from_v =
+    Kokkos::SpaceAccessibility<ExecSpace, typename View::memory_space>::accessible;
+
+}  // namespace basalt

@@ -1,0 +1,39 @@
+// copy: a device-to-device copy of an m x n matrix, the bandwidth ceiling for laswp (and later
+// SpMV). Reported in GB/s, bytes read plus bytes written.
+#include "basalt/core/views.hpp"
+#include "measure.hpp"
+
+namespace basalt::perf {
+
+namespace {
+
+template <class T>
+struct CopyCases {
+  static void run(const Context& ctx, const Emit& emit) {
+    for (const auto [m, n] : shapes(ctx.options, 8192)) {
+      const Kokkos::DefaultExecutionSpace exec;
+      Matrix<T> from("from", m, n), to(Kokkos::view_alloc(Kokkos::WithoutInitializing, "to"), m, n);
+      Kokkos::deep_copy(from, T(1));
+      const Timing t = measure(
+          ctx, [] {}, [&] { Kokkos::deep_copy(exec, to, from); });
+      Row row;
+      row.routine = "copy";
+      row.backend = ctx.backend;
+      row.device = ctx.device;
+      row.m = m;
+      row.n = n;
+      row.time_ms = t.ms;
+      row.gflops = 2.0 * m * n * sizeof(T) / t.ms * 1e-6;
+      row.energy_j = t.joules;
+      emit(row);
+    }
+  }
+};
+
+}  // namespace
+
+void run_copy(const Context& ctx, char prec, const Emit& emit) {
+  with_precision<CopyCases>(prec, ctx, emit);
+}
+
+}  // namespace basalt::perf

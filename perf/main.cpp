@@ -1,0 +1,125 @@
+// basalt-perf: one driver for every routine and backend, the vendor library in the same run.
+#include <Kokkos_Core.hpp>
+
+#include "measure.hpp"
+#if defined(BASALT_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#endif
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <thread>
+
+namespace basalt::perf {
+
+namespace {
+
+using Runner = void (*)(const Context&, char, const Emit&);
+
+const std::map<std::string, Runner>& landed() {
+  static const std::map<std::string, Runner> runners = {{"copy", run_copy}, {"laswp", run_laswp}};
+  return runners;
+}
+
+// Routines the suite will time once they land in Basalt.
+bool planned(const std::string& routine) {
+  for (const char* name :
+       {"getrf", "getrs", "gesv", "potrf", "potrs", "posv", "geqrf", "ormqr", "gels",
+        "getrf_batched", "potrf_batched", "geqrf_batched", "spmv", "spmm", "lobpcg"})
+    if (routine == name) return true;
+  return false;
+}
+
+std::string device_name() {
+#if defined(BASALT_ENABLE_CUDA)
+  cudaDeviceProp properties{};
+  if (cudaGetDeviceProperties(&properties, Kokkos::DefaultExecutionSpace().cuda_device()) ==
+      cudaSuccess)
+    return properties.name;
+  return "CUDA device";
+#else
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0)
+      return line.substr(line.find(':') + 2) + " x" +
+             std::to_string(Kokkos::DefaultExecutionSpace::concurrency());
+  return "CPU";
+#endif
+}
+
+}  // namespace
+
+std::vector<Shape> shapes(const Options& options, long default_n) {
+  const std::vector<long> ns = options.n.empty() ? std::vector<long>{default_n} : options.n;
+  std::vector<Shape> all;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    const long m = options.m.empty() ? ns[i] : options.m[options.m.size() == 1 ? 0 : i];
+    all.push_back({m, ns[i]});
+  }
+  return all;
+}
+
+}  // namespace basalt::perf
+
+int main(int argc, char** argv) {
+  using namespace basalt::perf;
+  int exit_code = 0;
+  const auto options = parse(argc, argv, exit_code);
+  if (!options) return exit_code;
+  const auto runner = landed().find(options->routine);
+  if (runner == landed().end()) {
+    std::cerr << "basalt-perf: routine '" << options->routine << "' "
+              << (planned(options->routine) ? "has not landed in Basalt yet" : "is unknown")
+              << " (available: copy, laswp)\n";
+    return 2;
+  }
+  if (!options->matrix_file.empty()) {
+    std::cerr << "basalt-perf: --matrix applies to sparse routines; '" << options->routine
+              << "' takes sizes from --n and --m\n";
+    return 2;
+  }
+
+  Kokkos::ScopeGuard kokkos;
+  try {
+    Context ctx;
+    ctx.options = *options;
+#if defined(BASALT_ENABLE_CUDA)
+    ctx.backend = "cuda";
+    ctx.on_gpu = true;
+    const int device = Kokkos::DefaultExecutionSpace().cuda_device();
+#else
+    ctx.backend = "host";
+    const int device = 0;
+#endif
+    if (options->portable) ctx.backend += "-portable";
+    ctx.device = device_name();
+    std::unique_ptr<EnergyCounter> energy;
+    if (options->energy) {
+      energy = open_energy_counter(ctx.on_gpu, device);
+      if (!energy)
+        std::cerr << "basalt-perf: no energy counter can be read here; energy_j is n/a\n";
+      ctx.energy = energy.get();
+    }
+    std::printf("# basalt-perf on %s (%s), median of %d runs\n", ctx.device.c_str(),
+                ctx.backend.c_str(), options->niter);
+    print_header();
+    std::vector<Row> rows;
+    for (size_t p = 0; p < options->precisions.size(); ++p) {
+      std::fprintf(stderr, "basalt-perf: %s %c (%zu/%zu)\n", options->routine.c_str(),
+                   options->precisions[p], p + 1, options->precisions.size());
+      runner->second(ctx, options->precisions[p], [&](Row row) {
+        row.prec = options->precisions[p];
+        print_row(row);
+        rows.push_back(row);
+      });
+    }
+    if (!options->csv.empty()) write_csv(options->csv, rows);
+    if (!options->json.empty()) write_json(options->json, rows);
+  } catch (const std::exception& e) {
+    std::cerr << "basalt-perf: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,96 @@
+#pragma once
+// What every routine's cases share: the options, where they run, and how they are timed.
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "energy.hpp"
+#include "options.hpp"
+#include "report.hpp"
+
+namespace basalt::perf {
+
+struct Context {
+  Options options;
+  std::string backend;  // host or cuda, with -portable when --portable forces the portable path
+  std::string device;
+  EnergyCounter* energy = nullptr;
+  bool on_gpu = false;
+};
+
+struct Timing {
+  double ms = 0;                 // median over --niter runs after a warm-up
+  std::optional<double> joules;  // per run, restore excluded
+};
+
+// Times run() with prepare() (restoring the input) outside the timed region. Energy is read over
+// at least a second of runs, less the energy of as many prepare() calls alone.
+inline Timing measure(const Context& ctx, const std::function<void()>& prepare,
+                      const std::function<void()>& run) {
+  prepare();
+  run();
+  Kokkos::fence();
+  std::vector<double> seconds;
+  Kokkos::Timer timer;
+  for (int i = 0; i < ctx.options.niter; ++i) {
+    prepare();
+    Kokkos::fence();
+    timer.reset();
+    run();
+    Kokkos::fence();
+    seconds.push_back(timer.seconds());
+  }
+  std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
+  Timing timing;
+  timing.ms = seconds[seconds.size() / 2] * 1e3;
+  if (!ctx.energy) return timing;
+
+  const int reps =
+      static_cast<int>(std::clamp(std::ceil(1e3 / timing.ms), 1.0 * ctx.options.niter, 1e5));
+  auto energy_of = [&](bool with_run) -> std::optional<double> {
+    const auto before = ctx.energy->joules();
+    for (int i = 0; i < reps; ++i) {
+      prepare();
+      if (with_run) run();
+    }
+    Kokkos::fence();
+    const auto after = ctx.energy->joules();
+    if (!before || !after) return std::nullopt;
+    return *after - *before;
+  };
+  const auto total = energy_of(true), restores = energy_of(false);
+  if (total && restores && *total > *restores) timing.joules = (*total - *restores) / reps;
+  return timing;
+}
+
+// The cases of a routine: one per (m, n) the options give.
+struct Shape {
+  long m, n;
+};
+std::vector<Shape> shapes(const Options& options, long default_n);
+
+// Each finished case is handed on at once, so long sweeps show their progress.
+using Emit = std::function<void(Row)>;
+
+// Runs Cases<Scalar>::run(ctx, emit) for the scalar a precision letter names.
+template <template <class> class Cases>
+void with_precision(char prec, const Context& ctx, const Emit& emit) {
+  switch (prec) {
+    case 's':
+      return Cases<float>::run(ctx, emit);
+    case 'd':
+      return Cases<double>::run(ctx, emit);
+    case 'c':
+      return Cases<Kokkos::complex<float>>::run(ctx, emit);
+    default:
+      return Cases<Kokkos::complex<double>>::run(ctx, emit);
+  }
+}
+
+void run_laswp(const Context& ctx, char prec, const Emit& emit);
+void run_copy(const Context& ctx, char prec, const Emit& emit);
+
+}  // namespace basalt::perf

@@ -1,0 +1,91 @@
+#include "options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <stdexcept>
+
+namespace basalt::perf {
+
+namespace {
+
+long parse_positive(const std::string& text) {
+  size_t used = 0;
+  long value = -1;
+  try {
+    value = std::stol(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || value < 0)
+    throw std::invalid_argument("'" + text + "' is not a non-negative integer");
+  return value;
+}
+
+}  // namespace
+
+std::vector<long> parse_range(const std::string& text) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t colon; (colon = text.find(':', start)) != std::string::npos; start = colon + 1)
+    parts.push_back(text.substr(start, colon - start));
+  parts.push_back(text.substr(start));
+  if (parts.size() > 3)
+    throw std::invalid_argument("range '" + text + "' has more than start:stop:step");
+  const long first = parse_positive(parts[0]);
+  const long last = parts.size() > 1 ? parse_positive(parts[1]) : first;
+  const long step = parts.size() > 2 ? parse_positive(parts[2]) : std::max(first, 1L);
+  if (last < first) throw std::invalid_argument("range '" + text + "' ends before it starts");
+  if (step <= 0) throw std::invalid_argument("range '" + text + "' needs a positive step");
+  std::vector<long> values;
+  for (long v = first; v <= last; v += step) values.push_back(v);
+  return values;
+}
+
+std::optional<Options> parse(int argc, char** argv, int& exit_code) {
+  Options o;
+  CLI::App app{"basalt-perf: Basalt beside the vendor library, one CSV row per case"};
+  std::string precisions = "d", n_range, m_range;
+  app.add_option("--routine", o.routine, "routine to time (laswp, copy)")->required();
+  app.add_option("--prec", precisions, "precisions, any of s,d,c,z (default d)");
+  app.add_option("--n", n_range, "sizes, start:stop:step");
+  app.add_option("--m", m_range, "row counts, start:stop:step (default: m = n)");
+  app.add_option("--nrhs", o.nrhs, "right-hand sides")->check(CLI::PositiveNumber);
+  app.add_option("--batch", o.batch, "batch size")->check(CLI::PositiveNumber);
+  app.add_option("--matrix", o.matrix_file, "Matrix Market input")->check(CLI::ExistingFile);
+  app.add_option("--niter", o.niter, "timed runs per case (median reported)")
+      ->check(CLI::Range(1, 1000));
+  app.add_flag("--check", o.check, "compute the residual of every case");
+  app.add_flag("--vendor", o.vendor, "time the vendor library in the same run");
+  app.add_flag("--energy", o.energy, "read the energy counters (NVML, RAPL)");
+  app.add_flag("--portable", o.portable, "force the portable implementation");
+  app.add_option("--csv", o.csv, "write the rows to this CSV file");
+  app.add_option("--json", o.json, "write the rows to this JSON file");
+  try {
+    app.parse(argc, argv);
+    for (const char* p = precisions.c_str(); *p; ++p) {
+      if (*p == ',') continue;
+      if (std::string("sdcz").find(*p) == std::string::npos)
+        throw std::invalid_argument(std::string("unknown precision '") + *p + "' (s, d, c or z)");
+      o.precisions.push_back(*p);
+    }
+    if (o.precisions.empty()) throw std::invalid_argument("--prec names no precision");
+    if (!n_range.empty()) o.n = parse_range(n_range);
+    if (!m_range.empty()) o.m = parse_range(m_range);
+    if (!o.m.empty() && !o.n.empty() && o.m.size() != o.n.size() && o.m.size() != 1)
+      throw std::invalid_argument("--m must give one value or as many as --n");
+  } catch (const CLI::CallForHelp& e) {
+    exit_code = app.exit(e);
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "basalt-perf: " << e.what() << "\n";
+    exit_code = 2;
+    return std::nullopt;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "basalt-perf: " << e.what() << "\n";
+    exit_code = 2;
+    return std::nullopt;
+  }
+  return o;
+}
+
+}  // namespace basalt::perf

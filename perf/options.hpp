@@ -1,0 +1,32 @@
+#pragma once
+// basalt-perf's command line, after MAGMA's testers.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace basalt::perf {
+
+struct Options {
+  std::string routine;
+  std::vector<char> precisions;  // s, d, c, z
+  std::vector<long> n;           // from --n start:stop:step
+  std::vector<long> m;           // --m; empty: m = n
+  long nrhs = 1;
+  long batch = 1;
+  std::string matrix_file;
+  int niter = 5;
+  bool check = false;
+  bool vendor = false;
+  bool energy = false;
+  bool portable = false;
+  std::string csv, json;
+};
+
+// Parses argv; on a bad command line prints one line to stderr and returns nothing.
+// exit_code is 0 for --help, 2 for errors.
+std::optional<Options> parse(int argc, char** argv, int& exit_code);
+
+// "start:stop:step", "start:stop" (step = start) or a single value; all positive.
+std::vector<long> parse_range(const std::string& text);
+
+}  // namespace basalt::perf

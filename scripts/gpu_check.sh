@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Run on the GPU machine, in one device call, with .deps carried (scripts/pack_gpu_deps.sh):
+# builds the CUDA backend, runs every test on the GPU, runs compute-sanitizer on the CUDA
+# tests, and prints laswp against cuSOLVER and the copy rate. Logs and CSVs go to $OUT.
+set -uo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=${OUT:-$top/build/gpu-check}
+mkdir -p "$out"
+deps=$top/.deps
+prefix=$(cat "$deps/kokkos-cuda.path")
+mkdir -p "$(dirname "$prefix")" && ln -sfn "$deps/kokkos-cuda" "$prefix"
+export LD_LIBRARY_PATH=$deps/sysroot/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+nvidia-smi --query-gpu=name,driver_version,memory.total,power.limit --format=csv,noheader
+
+build=$top/build/cuda
+status=0
+step() { echo "== $1"; shift; "$@" || { echo "FAILED: $*"; status=1; }; }
+echo "== configure and build"
+if ! cmake -S "$top" -B "$build" -G Ninja -DBASALT_ENABLE_CUDA=ON \
+       -DCMAKE_PREFIX_PATH="$deps/sysroot" > "$out/build.log" 2>&1 ||
+   ! cmake --build "$build" -j "$(nproc)" >> "$out/build.log" 2>&1; then
+  tail -60 "$out/build.log"
+  exit 1
+fi
+step tests ctest --test-dir "$build" --output-on-failure --timeout 300 2>&1 | tee "$out/ctest.log" | tail -25
+step sanitizer compute-sanitizer --tool memcheck --error-exitcode 1 \
+  "$build/tests/test_dense_laswp" "[cuda]" > "$out/sanitizer.log" 2>&1
+tail -3 "$out/sanitizer.log"
+
+perf=$build/perf/basalt-perf
+echo "== laswp (GB/s moved) beside cuSOLVER, the portable row-by-row loop, and the copy rate"
+step copy "$perf" --routine copy --prec d --n 4096:16384:4096 --niter 10 --csv "$out/copy.csv"
+step laswp "$perf" --routine laswp --prec s,d,c,z --n 4096:16384:4096 --niter 10 --vendor --energy \
+  --csv "$out/laswp.csv"
+step laswp-portable "$perf" --routine laswp --prec d --n 4096:16384:4096 --niter 5 --portable \
+  --csv "$out/laswp-portable.csv"
+step laswp-check "$perf" --routine laswp --prec d,z --n 3000 --niter 2 --check
+exit $status

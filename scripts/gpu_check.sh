@@ -2,6 +2,7 @@
 # Run on the GPU machine, in one device call, with .deps carried (scripts/pack_gpu_deps.sh):
 # builds the CUDA backend, runs every test on the GPU, runs compute-sanitizer on the CUDA
 # tests, and prints laswp against cuSOLVER and the copy rate. Logs and CSVs go to $OUT.
+# `gpu_check.sh build` stops after the build (for profiling runs that follow in the same call).
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${OUT:-$top/build/gpu-check}
@@ -22,6 +23,7 @@ if ! cmake -S "$top" -B "$build" -G Ninja -DBASALT_ENABLE_CUDA=ON \
   tail -60 "$out/build.log"
   exit 1
 fi
+[ "${1:-}" = build ] && exit 0
 step tests ctest --test-dir "$build" --output-on-failure --timeout 300 2>&1 | tee "$out/ctest.log" | tail -25
 step sanitizer compute-sanitizer --tool memcheck --error-exitcode 1 \
   "$build/tests/test_dense_laswp" "[cuda]" > "$out/sanitizer.log" 2>&1

@@ -153,8 +153,8 @@ TEST_CASE("laswp rejects bad arguments and leaves A untouched", "[laswp]") {
 
 #if defined(BASALT_ENABLE_CUDA)
 // The CUDA specialization against the portable implementation on the same input, on the GPU,
-// across both of its movers: in place by columns, and through the workspace (row-major, or
-// touched rows beyond shared memory).
+// across both of its movers (in place by columns, with 1 to 16 rows a thread; through the
+// workspace for row-major A or touched rows beyond shared memory) and one to 64 segments.
 TEMPLATE_TEST_CASE("cuda::laswp equals portable::laswp", "[laswp][cuda]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
   const std::vector<Case> gpu_cases = {
@@ -164,6 +164,7 @@ TEMPLATE_TEST_CASE("cuda::laswp equals portable::laswp", "[laswp][cuda]", float,
       {4096, 64, 1, 4096, Pivots::getrf_like, Direction::forward},
       {20000, 8, 1, 20000, Pivots::getrf_like, Direction::backward},
       {20000, 8, 3001, 11000, Pivots::anywhere, Direction::forward},
+      {40000, 3, 1, 40000, Pivots::anywhere, Direction::backward},
   };
   for (const auto& c : gpu_cases) {
     CAPTURE(c.m, c.n, c.k1, c.k2, static_cast<int>(c.pivots), static_cast<int>(c.direction));

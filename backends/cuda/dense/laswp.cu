@@ -1,5 +1,6 @@
 // CUDA laswp: the pivot sequence becomes one permutation, then every touched row moves once.
 #include <cuComplex.h>
+#include <cuda_pipeline.h>
 
 #include <algorithm>
 
@@ -10,8 +11,13 @@ namespace basalt::cuda::kernels {
 
 namespace {
 
-constexpr int plan_threads = 128;
 constexpr int move_threads = 1024;
+constexpr int max_items = 16;  // touched rows per thread in the in-place mover (more spill)
+// The interchanges are cut into segments of this many; each segment's permutation is found by
+// tracing its rows through it, all segments at once, then every row is traced through the
+// segments. That keeps each thread's dependent chain near segment_length + segments steps.
+constexpr int segment_length = 512;
+constexpr int max_segments = 64;
 
 // A slot per touched row: slots 0..K-1 hold rows k1..k2, the slots after them the rows that a
 // pivot names outside k1..k2 (at most min(K, m - K) of them).
@@ -20,6 +26,8 @@ struct Plan {
   int* rows;           // the row each slot stands for
   int* source_slot;    // the slot whose row's data ends up in this slot's row
   int* outside_count;  // number of touched rows outside k1..k2
+  int* segment_maps;   // segments x m: the row whose data a segment brings to each row, -1: itself
+  int segments, length;  // number and length of the segments
 };
 
 constexpr std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
@@ -31,21 +39,36 @@ int slot_bound(const LaswpProblem& p) {
   return k + static_cast<int>(std::min<std::int64_t>(k, p.m - k));
 }
 
+int segment_length_for(const LaswpProblem& p) {
+  const int k = pivot_count(p);
+  return std::max(segment_length, (k + max_segments - 1) / max_segments);
+}
+
+int segment_count(const LaswpProblem& p) {
+  const int length = segment_length_for(p);
+  return (pivot_count(p) + length - 1) / length;
+}
+
 std::size_t plan_bytes(const LaswpProblem& p) {
   return aligned(p.m * sizeof(int)) + 2 * aligned(slot_bound(p) * sizeof(int)) +
-         aligned(sizeof(int));
+         aligned(sizeof(int)) + aligned(std::size_t(segment_count(p)) * p.m * sizeof(int));
 }
 
 Plan carve_plan(const LaswpProblem& p, void* workspace) {
   auto* bytes = static_cast<unsigned char*>(workspace);
+  auto take = [&bytes](std::size_t size) {
+    int* piece = reinterpret_cast<int*>(bytes);
+    bytes += aligned(size);
+    return piece;
+  };
   Plan plan;
-  plan.slot_of_row = reinterpret_cast<int*>(bytes);
-  bytes += aligned(p.m * sizeof(int));
-  plan.rows = reinterpret_cast<int*>(bytes);
-  bytes += aligned(slot_bound(p) * sizeof(int));
-  plan.source_slot = reinterpret_cast<int*>(bytes);
-  bytes += aligned(slot_bound(p) * sizeof(int));
-  plan.outside_count = reinterpret_cast<int*>(bytes);
+  plan.slot_of_row = take(p.m * sizeof(int));
+  plan.rows = take(slot_bound(p) * sizeof(int));
+  plan.source_slot = take(slot_bound(p) * sizeof(int));
+  plan.outside_count = take(sizeof(int));
+  plan.segment_maps = take(std::size_t(segment_count(p)) * p.m * sizeof(int));
+  plan.segments = segment_count(p);
+  plan.length = segment_length_for(p);
   return plan;
 }
 
@@ -73,58 +96,113 @@ __global__ void assign_slots(const int* ipiv, int k1, int k2, Plan plan) {
   }
 }
 
-// Finds, for every slot's row, the row whose data the interchanges bring there: the row is
-// traced back through the interchanges in reverse order of application. Each thread traces
-// one row; the block shares each chunk of pivots through shared memory.
-__global__ void __launch_bounds__(plan_threads)
-    trace_sources(const int* ipiv, int k1, int k2, bool forward, Plan plan) {
-  __shared__ int pivots[plan_threads];
-  const int interchanges = k2 - k1 + 1;
-  const int slots = interchanges + *plan.outside_count;
-  if (blockIdx.x * blockDim.x >= slots) return;  // whole block idle: no barrier is skipped
-  const int slot = blockIdx.x * blockDim.x + threadIdx.x;
-  int row = slot < slots ? plan.rows[slot] : -1;
-  for (int base = 0; base < interchanges; base += plan_threads) {
-    const int mine = base + threadIdx.x;
-    if (mine < interchanges)
-      pivots[threadIdx.x] = ipiv[forward ? k2 - 1 - mine : k1 - 1 + mine] - 1;
-    __syncthreads();
-    const int chunk = min(plan_threads, interchanges - base);
-    for (int i = 0; i < chunk; ++i) {
-      const int k = forward ? k2 - 1 - (base + i) : k1 - 1 + base + i;
-      const int p = pivots[i];
-      row = row == k ? p : (row == p ? k : row);
-    }
-    __syncthreads();
-  }
-  if (slot < slots) plan.source_slot[slot] = plan.slot_of_row[row];
+// The 0-based row that application step i interchanges with ipiv's row.
+__device__ int step_row(int i, int k1, int k2, bool forward) {
+  return forward ? k1 - 1 + i : k2 - 1 - i;
 }
 
-// One column per block at a time: the touched rows of the column are staged in shared memory
-// in slot order (coalesced reads), then written back permuted (coalesced writes). Slots below
-// `interchanges` stand for rows k1..k2 in order, so only the others look their row up.
-template <class T>
-__global__ void __launch_bounds__(move_threads)
-    permute_columns(T* a, std::int64_t n, std::int64_t row_stride, std::int64_t col_stride, int k1,
-                    int interchanges, Plan plan) {
+// One block per segment. Each thread takes one row the segment touches (each interchange names
+// two) and traces it back through the segment's interchanges, latest first: the result is the
+// row whose data the segment brings there. Rows touched twice are traced twice, alike.
+__global__ void __launch_bounds__(2 * segment_length)
+    map_segments(const int* ipiv, int k1, int k2, bool forward, std::int64_t m, Plan plan) {
+  extern __shared__ int segment_pivots[];
+  const int interchanges = k2 - k1 + 1;
+  const int first = blockIdx.x * plan.length;
+  const int length = min(plan.length, interchanges - first);
+  for (int i = threadIdx.x; i < length; i += blockDim.x)
+    segment_pivots[i] = ipiv[step_row(first + i, k1, k2, forward)] - 1;
+  __syncthreads();
+  int* map = plan.segment_maps + blockIdx.x * m;
+  for (int c = threadIdx.x; c < 2 * length; c += blockDim.x) {
+    const int start =
+        c < length ? step_row(first + c, k1, k2, forward) : segment_pivots[c - length];
+    int row = start;
+    for (int i = length - 1; i >= 0; --i) {
+      const int k = step_row(first + i, k1, k2, forward), p = segment_pivots[i];
+      row = row == k ? p : (row == p ? k : row);
+    }
+    map[start] = row;
+  }
+}
+
+// Traces every slot's row back through the segments, latest first, to the row whose data ends
+// up there, and records that row's slot.
+__global__ void trace_sources(int interchanges, std::int64_t m, Plan plan) {
+  const int slots = interchanges + *plan.outside_count;
+  for (int s = blockIdx.x * blockDim.x + threadIdx.x; s < slots; s += gridDim.x * blockDim.x) {
+    int row = plan.rows[s];
+    for (int g = plan.segments - 1; g >= 0; --g) {
+      const int mapped = plan.segment_maps[g * m + row];
+      row = mapped < 0 ? row : mapped;
+    }
+    plan.source_slot[s] = plan.slot_of_row[row];
+  }
+}
+
+// One column-major column per block at a time: the touched rows are copied into shared memory
+// in slot order (asynchronous, coalesced reads), then written back permuted (coalesced writes).
+// Each thread keeps the source slots of its Items slots in registers for all columns.
+template <class T, int Items>
+__global__ void __launch_bounds__(move_threads, 1)
+    permute_columns(T* a, std::int64_t n, std::int64_t col_stride, int k1, int interchanges,
+                    Plan plan) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* staged = reinterpret_cast<T*>(shared_bytes);
   const int slots = interchanges + *plan.outside_count;
+  int source[Items];
+#pragma unroll
+  for (int i = 0; i < Items; ++i) {
+    const int s = threadIdx.x + i * blockDim.x;
+    source[i] = s < slots ? plan.source_slot[s] : -1;
+  }
+  // Slots below `interchanges` stand for rows k1..k2 in order; only the others look theirs up.
+  auto row_of = [&](int s) { return s < interchanges ? k1 - 1 + s : plan.rows[s]; };
   for (std::int64_t j = blockIdx.x; j < n; j += gridDim.x) {
     T* column = a + j * col_stride;
-#pragma unroll 4
-    for (int s = threadIdx.x; s < slots; s += blockDim.x) {
-      const std::int64_t row = s < interchanges ? k1 - 1 + s : plan.rows[s];
-      staged[s] = column[row * row_stride];
+#pragma unroll
+    for (int i = 0; i < Items; ++i) {
+      const int s = threadIdx.x + i * blockDim.x;
+      if (source[i] >= 0) __pipeline_memcpy_async(&staged[s], &column[row_of(s)], sizeof(T));
     }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
     __syncthreads();
-#pragma unroll 4
-    for (int s = threadIdx.x; s < slots; s += blockDim.x) {
-      const std::int64_t row = s < interchanges ? k1 - 1 + s : plan.rows[s];
-      column[row * row_stride] = staged[plan.source_slot[s]];
-    }
+#pragma unroll
+    for (int i = 0; i < Items; ++i)
+      if (source[i] >= 0) column[row_of(threadIdx.x + i * blockDim.x)] = staged[source[i]];
     __syncthreads();
   }
+}
+
+template <class T, int Items>
+void launch_permute_columns(int device, cudaStream_t stream, T* a, const LaswpProblem& p,
+                            int threads, const Plan& plan) {
+  const auto kernel = permute_columns<T, Items>;
+  const std::size_t shared = std::size_t(slot_bound(p)) * sizeof(T);
+  BASALT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(shared)));
+  int per_sm = 0;
+  BASALT_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared));
+  const std::int64_t resident =
+      std::int64_t(std::max(per_sm, 1)) * device_attribute(cudaDevAttrMultiProcessorCount, device);
+  const int blocks = static_cast<int>(std::min<std::int64_t>(p.n, resident));
+  kernel<<<blocks, threads, shared, stream>>>(a, p.n, p.col_stride, p.k1, pivot_count(p), plan);
+  BASALT_CUDA_CHECK_LAUNCH();
+}
+
+// The in-place mover's shape: threads per block and touched rows per thread.
+struct ColumnShape {
+  int threads, items;
+};
+
+ColumnShape column_shape(const LaswpProblem& p) {
+  const int bound = slot_bound(p);
+  if (bound <= move_threads) return {std::max(64, (bound + 31) / 32 * 32), 1};
+  int items = 2;
+  while (items * move_threads < bound) items *= 2;
+  return {move_threads, items};
 }
 
 // The workspace path: touched rows are gathered into a buffer of slot_bound rows, then
@@ -160,11 +238,11 @@ int grid_for(std::int64_t work, int threads, int device) {
 
 template <class T>
 LaswpMover laswp_mover(int device, const LaswpProblem& p) {
-  const bool column_major = p.row_stride == 1;
-  const std::size_t staged = slot_bound(p) * sizeof(T);
+  const std::size_t staged = std::size_t(slot_bound(p)) * sizeof(T);
   const std::size_t shared = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-  return column_major && staged <= shared ? LaswpMover::in_place_columns
-                                          : LaswpMover::through_workspace;
+  return p.row_stride == 1 && column_shape(p).items <= max_items && staged <= shared
+             ? LaswpMover::in_place_columns
+             : LaswpMover::through_workspace;
 }
 
 template <class T>
@@ -185,27 +263,30 @@ void laswp(int device, cudaStream_t stream, T* a, const int* ipiv, const LaswpPr
   const Plan plan = carve_plan(p, workspace);
   BASALT_CUDA_CHECK(cudaMemsetAsync(plan.slot_of_row, 0xff, p.m * sizeof(int), stream));
   BASALT_CUDA_CHECK(cudaMemsetAsync(plan.outside_count, 0, sizeof(int), stream));
+  BASALT_CUDA_CHECK(cudaMemsetAsync(plan.segment_maps, 0xff,
+                                    std::size_t(plan.segments) * p.m * sizeof(int), stream));
   assign_slots<<<grid_for(interchanges, 256, device), 256, 0, stream>>>(ipiv, p.k1, p.k2, plan);
   BASALT_CUDA_CHECK_LAUNCH();
-  trace_sources<<<(bound + plan_threads - 1) / plan_threads, plan_threads, 0, stream>>>(
-      ipiv, p.k1, p.k2, p.forward, plan);
+  map_segments<<<plan.segments, 2 * segment_length, plan.length * sizeof(int), stream>>>(
+      ipiv, p.k1, p.k2, p.forward, p.m, plan);
+  BASALT_CUDA_CHECK_LAUNCH();
+  trace_sources<<<grid_for(bound, 128, device), 128, 0, stream>>>(interchanges, p.m, plan);
   BASALT_CUDA_CHECK_LAUNCH();
 
   if (laswp_mover<T>(device, p) == LaswpMover::in_place_columns) {
-    const std::size_t shared = bound * sizeof(T);
-    BASALT_CUDA_CHECK(cudaFuncSetAttribute(
-        permute_columns<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
-    const int threads = std::min(move_threads, std::max(64, (bound + 31) / 32 * 32));
-    int per_sm = 0;
-    BASALT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, permute_columns<T>,
-                                                                    threads, shared));
-    const std::int64_t resident = std::int64_t(std::max(per_sm, 1)) *
-                                  device_attribute(cudaDevAttrMultiProcessorCount, device);
-    const int blocks = static_cast<int>(std::min<std::int64_t>(p.n, resident));
-    permute_columns<T><<<blocks, threads, shared, stream>>>(a, p.n, p.row_stride, p.col_stride,
-                                                            p.k1, interchanges, plan);
-    BASALT_CUDA_CHECK_LAUNCH();
-    return;
+    const ColumnShape shape = column_shape(p);
+    switch (shape.items) {
+      case 1:
+        return launch_permute_columns<T, 1>(device, stream, a, p, shape.threads, plan);
+      case 2:
+        return launch_permute_columns<T, 2>(device, stream, a, p, shape.threads, plan);
+      case 4:
+        return launch_permute_columns<T, 4>(device, stream, a, p, shape.threads, plan);
+      case 8:
+        return launch_permute_columns<T, 8>(device, stream, a, p, shape.threads, plan);
+      default:  // max_items
+        return launch_permute_columns<T, max_items>(device, stream, a, p, shape.threads, plan);
+    }
   }
   T* buffer = reinterpret_cast<T*>(static_cast<unsigned char*>(workspace) + plan_bytes(p));
   const int blocks = grid_for(std::int64_t(bound) * p.n, 256, device);

@@ -16,16 +16,7 @@ struct CopyCases {
       Kokkos::deep_copy(from, T(1));
       const Timing t = measure(
           ctx, [] {}, [&] { Kokkos::deep_copy(exec, to, from); });
-      Row row;
-      row.routine = "copy";
-      row.backend = ctx.backend;
-      row.device = ctx.device;
-      row.m = m;
-      row.n = n;
-      row.time_ms = t.ms;
-      row.gflops = 2.0 * m * n * sizeof(T) / t.ms * 1e-6;
-      row.energy_j = t.joules;
-      emit(row);
+      emit(timed_row(ctx, "copy", m, n, t, 2.0 * m * n * sizeof(T)));
     }
   }
 };

@@ -46,15 +46,7 @@ struct LaswpCases {
     });
     const double bytes = flops::laswp_bytes<T>(m, n);
 
-    Row row;
-    row.routine = "laswp";
-    row.backend = ctx.backend;
-    row.device = ctx.device;
-    row.m = m;
-    row.n = n;
-    row.time_ms = ours.ms;
-    row.gflops = bytes / ours.ms * 1e-6;
-    row.energy_j = ours.joules;
+    Row row = timed_row(ctx, "laswp", m, n, ours, bytes);
     if (ctx.options.check) row.residual = residual(A, original, host_ipiv);
 
     if (ctx.options.vendor) {

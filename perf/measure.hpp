@@ -66,6 +66,21 @@ inline Timing measure(const Context& ctx, const std::function<void()>& prepare,
   return timing;
 }
 
+// A row for one case: `work` is the flop count (or, for data movement, the bytes moved).
+inline Row timed_row(const Context& ctx, const char* routine, long m, long n, const Timing& t,
+                     double work) {
+  Row row;
+  row.routine = routine;
+  row.backend = ctx.backend;
+  row.device = ctx.device;
+  row.m = m;
+  row.n = n;
+  row.time_ms = t.ms;
+  row.gflops = work / t.ms * 1e-6;
+  row.energy_j = t.joules;
+  return row;
+}
+
 // The cases of a routine: one per (m, n) the options give.
 struct Shape {
   long m, n;

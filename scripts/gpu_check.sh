@@ -25,9 +25,11 @@ if ! cmake -S "$top" -B "$build" -G Ninja -DBASALT_ENABLE_CUDA=ON \
 fi
 [ "${1:-}" = build ] && exit 0
 step tests ctest --test-dir "$build" --output-on-failure --timeout 300 2>&1 | tee "$out/ctest.log" | tail -25
-step sanitizer compute-sanitizer --tool memcheck --error-exitcode 1 \
-  "$build/tests/test_dense_laswp" "[cuda]" > "$out/sanitizer.log" 2>&1
-tail -3 "$out/sanitizer.log"
+for tool in memcheck racecheck; do
+  step "compute-sanitizer $tool" compute-sanitizer --tool $tool --error-exitcode 1 \
+    "$build/tests/test_dense_laswp" "[cuda]" > "$out/sanitizer-$tool.log" 2>&1
+  tail -2 "$out/sanitizer-$tool.log"
+done
 
 perf=$build/perf/basalt-perf
 echo "== laswp (GB/s moved) beside cuSOLVER, the portable row-by-row loop, and the copy rate"

@@ -12,7 +12,7 @@ namespace basalt::cuda::kernels {
 namespace {
 
 constexpr int move_threads = 1024;
-constexpr int max_items = 16;  // touched rows per thread in the in-place mover (more spill)
+constexpr int max_items = 16;  // touched rows per thread in the in-place mover; 32 spills
 // The interchanges are cut into segments of this many; each segment's permutation is found by
 // tracing its rows through it, all segments at once, then every row is traced through the
 // segments. That keeps each thread's dependent chain near segment_length + segments steps.

@@ -10,10 +10,10 @@ namespace {
 template <class T>
 struct CopyCases {
   static void run(const Context& ctx, const Emit& emit) {
-    for (const auto [m, n] : shapes(ctx.options, 8192)) {
+    for (const auto [m, n] : shapes(ctx, 8192)) {
       const Kokkos::DefaultExecutionSpace exec;
-      Matrix<T> from("from", m, n), to(Kokkos::view_alloc(Kokkos::WithoutInitializing, "to"), m, n);
-      Kokkos::deep_copy(from, T(1));
+      const Matrix<T> from = input_matrix<T>(ctx, m, n);
+      Matrix<T> to(Kokkos::view_alloc(Kokkos::WithoutInitializing, "to"), m, n);
       const Timing t = measure(
           ctx, [] {}, [&] { Kokkos::deep_copy(exec, to, from); });
       emit(timed_row(ctx, "copy", m, n, t, 2.0 * m * n * sizeof(T)));

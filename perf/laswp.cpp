@@ -20,15 +20,13 @@ namespace {
 template <class T>
 struct LaswpCases {
   static void run(const Context& ctx, const Emit& emit) {
-    for (const auto [m, n] : shapes(ctx.options, 8192)) emit(one(ctx, m, n));
+    for (const auto [m, n] : shapes(ctx, 8192)) emit(one(ctx, m, n));
   }
 
   static Row one(const Context& ctx, long m, long n) {
     using Exec = Kokkos::DefaultExecutionSpace;
     const Exec exec;
-    Matrix<T> original(Kokkos::view_alloc(Kokkos::WithoutInitializing, "original"), m, n);
-    Kokkos::Random_XorShift64_Pool<Exec> pool(std::random_device{}());
-    Kokkos::fill_random(original, pool, T(1));
+    const Matrix<T> original = input_matrix<T>(ctx, m, n);
     Matrix<T> A(Kokkos::view_alloc(Kokkos::WithoutInitializing, "A"), m, n);
 
     const int k2 = static_cast<int>(m);

@@ -51,7 +51,9 @@ std::string device_name() {
 
 }  // namespace
 
-std::vector<Shape> shapes(const Options& options, long default_n) {
+std::vector<Shape> shapes(const Context& ctx, long default_n) {
+  if (ctx.input) return {{ctx.input->m, ctx.input->n}};
+  const Options& options = ctx.options;
   const std::vector<long> ns = options.n.empty() ? std::vector<long>{default_n} : options.n;
   std::vector<Shape> all;
   for (size_t i = 0; i < ns.size(); ++i) {
@@ -75,16 +77,21 @@ int main(int argc, char** argv) {
               << " (available: copy, laswp)\n";
     return 2;
   }
+  std::optional<DenseInput> input;
   if (!options->matrix_file.empty()) {
-    std::cerr << "basalt-perf: --matrix applies to sparse routines; '" << options->routine
-              << "' takes sizes from --n and --m\n";
-    return 2;
+    try {
+      input = read_matrix_market(options->matrix_file);
+    } catch (const std::exception& e) {
+      std::cerr << "basalt-perf: " << e.what() << "\n";
+      return 2;
+    }
   }
 
   Kokkos::ScopeGuard kokkos;
   try {
     Context ctx;
     ctx.options = *options;
+    ctx.input = std::move(input);
 #if defined(BASALT_ENABLE_CUDA)
     ctx.backend = "cuda";
     ctx.on_gpu = true;

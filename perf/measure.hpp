@@ -1,13 +1,17 @@
 #pragma once
 // What every routine's cases share: the options, where they run, and how they are timed.
 #include <Kokkos_Core.hpp>
+#include <Kokkos_Random.hpp>
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <optional>
+#include <random>
 #include <vector>
 
+#include "basalt/core/views.hpp"
 #include "energy.hpp"
+#include "matrix_market.hpp"
 #include "options.hpp"
 #include "report.hpp"
 
@@ -19,6 +23,7 @@ struct Context {
   std::string device;
   EnergyCounter* energy = nullptr;
   bool on_gpu = false;
+  std::optional<DenseInput> input;  // from --matrix
 };
 
 struct Timing {
@@ -85,7 +90,31 @@ inline Row timed_row(const Context& ctx, const char* routine, long m, long n, co
 struct Shape {
   long m, n;
 };
-std::vector<Shape> shapes(const Options& options, long default_n);
+// The --matrix file's shape if one was given, else the --m/--n sweep.
+std::vector<Shape> shapes(const Context& ctx, long default_n);
+
+// An m x n input on the default execution space: the --matrix file's entries (real parts for
+// real precisions), or uniform random entries in [-1, 1] (both parts for complex ones).
+template <class T>
+Matrix<T> input_matrix(const Context& ctx, long m, long n) {
+  Matrix<T> a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "input"), m, n);
+  if (!ctx.input) {
+    Kokkos::Random_XorShift64_Pool<Kokkos::DefaultExecutionSpace> pool(std::random_device{}());
+    Kokkos::fill_random(a, pool, T(-1), T(1));
+    return a;
+  }
+  auto host = Kokkos::create_mirror_view(a);
+  for (long j = 0; j < n; ++j)
+    for (long i = 0; i < m; ++i) {
+      const auto v = (*ctx.input)(i, j);
+      if constexpr (std::is_floating_point_v<T>)
+        host(i, j) = static_cast<T>(v.real());
+      else
+        host(i, j) = T(v.real(), v.imag());
+    }
+  Kokkos::deep_copy(a, host);
+  return a;
+}
 
 // Each finished case is handed on at once, so long sweeps show their progress.
 using Emit = std::function<void(Row)>;

@@ -10,8 +10,11 @@
 namespace basalt {
 
 namespace routine {
-// One tag per routine, so backends can name what they specialize.
+// One tag per routine or building block, so backends can name what they specialize.
 struct laswp;
+struct getf2;  // the LU panel: unblocked LU with partial pivoting of a tall, narrow block
+struct gemm;
+struct trsm;
 }  // namespace routine
 
 template <class Routine, class ExecSpace>
@@ -24,5 +27,12 @@ inline constexpr bool has_specialization_v = Specialization<Routine, ExecSpace>:
 
 // The direction in which a sequence of row interchanges is applied (LAPACK's sign of INCX).
 enum class Direction { forward, backward };
+
+// How a matrix enters an operation (LAPACK's TRANS: 'N', 'T', 'C').
+enum class Op { none, transpose, conj_transpose };
+
+inline const char* blas_letter(Op op) {
+  return op == Op::none ? "N" : op == Op::transpose ? "T" : "C";
+}
 
 }  // namespace basalt

@@ -32,6 +32,14 @@ void fill_random(const View& host) {
       host(i, j) = random_scalar<typename View::value_type>();
 }
 
+// A copy in the default execution space's memory, never an alias of the host View.
+template <class View>
+auto device_copy(const View& host) {
+  auto copy = Kokkos::create_mirror(Exec::memory_space(), host);
+  Kokkos::deep_copy(copy, host);
+  return copy;
+}
+
 inline int random_int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng()); }
 
 // Exact equality of every element: for routines that only move data.

@@ -57,7 +57,33 @@ inline lapack_int laswp(int l, lapack_int n, std::complex<double>* a, lapack_int
   return LAPACKE_zlaswp(l, n, a, lda, k1, k2, ipiv, incx);
 }
 
+inline lapack_int getrf(int l, lapack_int m, lapack_int n, float* a, lapack_int lda,
+                        lapack_int* ipiv) {
+  return LAPACKE_sgetrf(l, m, n, a, lda, ipiv);
+}
+inline lapack_int getrf(int l, lapack_int m, lapack_int n, double* a, lapack_int lda,
+                        lapack_int* ipiv) {
+  return LAPACKE_dgetrf(l, m, n, a, lda, ipiv);
+}
+inline lapack_int getrf(int l, lapack_int m, lapack_int n, std::complex<float>* a, lapack_int lda,
+                        lapack_int* ipiv) {
+  return LAPACKE_cgetrf(l, m, n, a, lda, ipiv);
+}
+inline lapack_int getrf(int l, lapack_int m, lapack_int n, std::complex<double>* a, lapack_int lda,
+                        lapack_int* ipiv) {
+  return LAPACKE_zgetrf(l, m, n, a, lda, ipiv);
+}
+
 }  // namespace detail
+
+// LAPACKE_xgetrf on a host View: returns LAPACK's info.
+template <class AView, class PivView>
+int getrf(const AView& A, const PivView& ipiv) {
+  static_assert(is_matrix_view_v<AView> && is_pivot_view_v<PivView>);
+  if (A.extent(0) == 0 || A.extent(1) == 0) return 0;
+  const auto [l, lda] = detail::layout(A);
+  return detail::getrf(l, A.extent(0), A.extent(1), detail::data(A), lda, ipiv.data());
+}
 
 // LAPACKE_xlaswp on host Views; same arguments as basalt::laswp without the execution space.
 template <class AView, class PivView>

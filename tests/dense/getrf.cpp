@@ -1,0 +1,222 @@
+#include "basalt/algorithms/dense/getrf.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "basalt/algorithms/dense/gesv.hpp"
+#include "basalt/algorithms/dense/getrs.hpp"
+#include "basalt/backends/host/lapacke.hpp"
+#include "support.hpp"
+
+using namespace basalt;
+using test::Exec;
+
+namespace {
+
+using HostMatrix = Kokkos::View<Kokkos::complex<double>**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+
+enum class Kind { random, ill_conditioned, zero_column, duplicate_rows };
+
+// A host matrix of the kind asked for. ill_conditioned scales the columns from 1 to 1e-12
+// (single precision: 1e-6), so cond(A) is near 1e12 (1e6).
+template <class T>
+Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace> make_matrix(int m, int n, Kind kind) {
+  Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace> a("A", m, n);
+  test::fill_random(a);
+  const double decades = std::is_same_v<real_t<T>, float> ? 6 : 12;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      if (kind == Kind::ill_conditioned && n > 1) a(i, j) *= real_t<T>(std::pow(10.0, -decades * j / (n - 1)));
+      if (kind == Kind::zero_column && j == std::min(5, n - 1)) a(i, j) = T(0);
+      if (kind == Kind::duplicate_rows && i == m - 1 && m > 1) a(i, j) = a(0, j);
+    }
+  return a;
+}
+
+template <class View>
+HostMatrix widen(const View& a) {
+  HostMatrix w("wide", a.extent(0), a.extent(1));
+  for (size_t j = 0; j < a.extent(1); ++j)
+    for (size_t i = 0; i < a.extent(0); ++i) w(i, j) = Kokkos::complex<double>(a(i, j));
+  return w;
+}
+
+double frobenius(const HostMatrix& a) {
+  double s = 0;
+  for (size_t j = 0; j < a.extent(1); ++j)
+    for (size_t i = 0; i < a.extent(0); ++i) s += Kokkos::abs(a(i, j)) * Kokkos::abs(a(i, j));
+  return std::sqrt(s);
+}
+
+// ||P A - L U||_F / (max(m, n) ||A||_F eps), in double precision arithmetic.
+template <class T, class LU, class Piv>
+double lu_backward_error(const HostMatrix& a, const LU& lu, const Piv& ipiv) {
+  const int m = a.extent(0), n = a.extent(1), mn = std::min(m, n);
+  HostMatrix pa("PA", m, n);
+  Kokkos::deep_copy(pa, a);
+  for (int k = 0; k < mn; ++k)
+    for (int j = 0; j < n; ++j) std::swap(pa(k, j), pa(ipiv(k) - 1, j));
+  const HostMatrix f = widen(lu);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      Kokkos::complex<double> s = 0;
+      for (int k = 0; k <= std::min({i, j, mn - 1}); ++k) s += (k == i ? 1.0 : f(i, k)) * f(k, j);
+      pa(i, j) -= s;
+    }
+  const double eps = std::numeric_limits<real_t<T>>::epsilon();
+  return frobenius(pa) / (std::max(m, n) * frobenius(a) * eps);
+}
+
+template <class T>
+struct Factored {
+  Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace> lu;
+  Kokkos::View<int*, Kokkos::HostSpace> ipiv;
+  int info;
+};
+
+// basalt::getrf on the default execution space, on a sub-view with a leading dimension larger
+// than m, the padding checked untouched.
+template <class T>
+Factored<T> factor(const Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace>& a) {
+  const int m = a.extent(0), n = a.extent(1), pad = 3;
+  Kokkos::View<T**, Kokkos::LayoutLeft, Exec::memory_space> storage("storage", m + pad, n);
+  Kokkos::deep_copy(storage, T(7));
+  auto A = Kokkos::subview(storage, std::make_pair(1, 1 + m), Kokkos::ALL);
+  Kokkos::deep_copy(A, Kokkos::create_mirror_view_and_copy(Exec::memory_space(), a));
+  PivotVector<> ipiv("ipiv", std::min(m, n));
+  const int info = getrf(Exec(), A, ipiv);
+  auto stored = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), storage);
+  for (int j = 0; j < n; ++j) {
+    CHECK(stored(0, j) == T(7));
+    CHECK(stored(m + 1, j) == T(7));
+  }
+  Factored<T> f{Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace>("LU", m, n),
+                Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ipiv), info};
+  Kokkos::deep_copy(f.lu, Kokkos::subview(stored, std::make_pair(1, 1 + m), Kokkos::ALL));
+  return f;
+}
+
+// Sizes that cross every switch of the host and GPU tunings: recursion widths 16 and 32,
+// blocks of 128 and 256.
+const std::vector<std::pair<int, int>> shapes = {
+    {1, 1},     {2, 2},     {15, 15},  {17, 17},   {31, 31},   {32, 32},  {33, 33},
+    {127, 127}, {129, 129}, {255, 255}, {257, 257}, {300, 70}, {70, 300}, {400, 260}};
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("getrf factors PA = LU as LAPACK does", "[getrf]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  for (const auto [m, n] : shapes)
+    for (Kind kind : {Kind::random, Kind::ill_conditioned}) {
+      CAPTURE(m, n, static_cast<int>(kind));
+      const auto a = make_matrix<T>(m, n, kind);
+      const auto f = factor(a);
+      CHECK(f.info == 0);
+      CHECK(lu_backward_error<T>(widen(a), f.lu, f.ipiv) < 30);
+      // Double precision has no near-ties among random pivots: the pivots must be LAPACK's.
+      if constexpr (std::is_same_v<real_t<T>, double>) {
+        auto reference = Kokkos::create_mirror(Kokkos::HostSpace(), a);
+        Kokkos::deep_copy(reference, a);
+        Kokkos::View<int*, Kokkos::HostSpace> reference_ipiv("ipiv", std::min(m, n));
+        CHECK(lapacke::getrf(reference, reference_ipiv) == 0);
+        bool same = true;
+        for (int k = 0; k < std::min(m, n); ++k) same = same && f.ipiv(k) == reference_ipiv(k);
+        CHECK(same);
+      }
+    }
+}
+
+TEMPLATE_TEST_CASE("getrf reports LAPACK's info on singular matrices", "[getrf]", float,
+                   double, Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  for (const auto [m, n] : std::vector<std::pair<int, int>>{{8, 8}, {40, 40}, {300, 300}, {50, 20}}) {
+    for (Kind kind : {Kind::zero_column, Kind::duplicate_rows}) {
+      CAPTURE(m, n, static_cast<int>(kind));
+      const auto a = make_matrix<T>(m, n, kind);
+      const auto f = factor(a);
+      // A zero column stays exactly zero under the updates; duplicate rows cancel only up to
+      // rounding, so their info is not fixed.
+      if (kind == Kind::zero_column) CHECK(f.info == std::min(5, n - 1) + 1);
+      CHECK(lu_backward_error<T>(widen(a), f.lu, f.ipiv) < 30);
+      bool finite = true;
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) finite = finite && std::isfinite(magnitude(f.lu(i, j)));
+      CHECK(finite);  // a zero pivot is skipped, never divided by
+    }
+  }
+}
+
+TEST_CASE("getrf on empty, NaN and invalid input", "[getrf]") {
+  Matrix<double> empty("empty", 0, 5);
+  PivotVector<> none("none", 0);
+  CHECK(getrf(Exec(), empty, none) == 0);
+
+  auto a = make_matrix<double>(40, 40, Kind::random);
+  a(7, 3) = std::numeric_limits<double>::quiet_NaN();
+  const auto f = factor(a);  // completes; NaN spreads, no hang
+  CHECK(std::isnan(f.lu(39, 39)));
+
+  Matrix<double> A("A", 10, 10);
+  Kokkos::deep_copy(A, 2.0);
+  PivotVector<> short_ipiv("ipiv", 9);
+  try {
+    getrf(Exec(), A, short_ipiv);
+    FAIL("no exception");
+  } catch (const InvalidArgument& e) {
+    CHECK(e.argument() == "ipiv");
+  }
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A);
+  CHECK(host(3, 3) == 2.0);  // untouched
+}
+
+TEMPLATE_TEST_CASE("getrs solves op(A) X = B", "[getrs]", float, double, Kokkos::complex<float>,
+                   Kokkos::complex<double>) {
+  using T = TestType;
+  for (const int n : {1, 33, 257})
+    for (const int nrhs : {1, 5})
+      for (const Op op : {Op::none, Op::transpose, Op::conj_transpose}) {
+        CAPTURE(n, nrhs, static_cast<int>(op));
+        const auto a = make_matrix<T>(n, n, Kind::random);
+        auto b = make_matrix<T>(n, nrhs, Kind::random);
+        auto A = test::device_copy(a);
+        Kokkos::View<T**, Kokkos::LayoutLeft, Exec::memory_space> B("B", n, nrhs);
+        Kokkos::deep_copy(B, b);
+        PivotVector<> ipiv("ipiv", n);
+        REQUIRE(getrf(Exec(), A, ipiv) == 0);
+        getrs(Exec(), op, A, ipiv, B);
+        const HostMatrix x = widen(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), B));
+        // ||B - op(A) X||_F / (n ||A||_F ||X||_F eps)
+        const HostMatrix wa = widen(a);
+        HostMatrix r = widen(b);
+        for (int c = 0; c < nrhs; ++c)
+          for (int i = 0; i < n; ++i)
+            for (int k = 0; k < n; ++k) {
+              const auto aik = op == Op::none ? wa(i, k)
+                               : op == Op::transpose ? wa(k, i)
+                                                     : Kokkos::conj(wa(k, i));
+              r(i, c) -= aik * x(k, c);
+            }
+        const double eps = std::numeric_limits<real_t<T>>::epsilon();
+        CHECK(frobenius(r) / (n * frobenius(wa) * frobenius(x) * eps) < 30);
+      }
+}
+
+TEST_CASE("gesv solves, and leaves B alone when A is singular", "[gesv]") {
+  const int n = 60;
+  const auto a = make_matrix<double>(n, n, Kind::zero_column);
+  auto A = test::device_copy(a);
+  Matrix<double> B("B", n, 2);
+  Kokkos::deep_copy(B, 1.0);
+  PivotVector<> ipiv("ipiv", n);
+  CHECK(gesv(Exec(), A, ipiv, B) == 6);
+  auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), B);
+  CHECK(b(n - 1, 1) == 1.0);
+
+  auto good = test::device_copy(make_matrix<double>(n, n, Kind::random));
+  Matrix<double> wrong_rows("B", n + 1, 2);
+  CHECK_THROWS_AS(gesv(Exec(), good, ipiv, wrong_rows), InvalidArgument);
+  CHECK(gesv(Exec(), good, ipiv, B) == 0);
+}

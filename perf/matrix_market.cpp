@@ -10,7 +10,8 @@ namespace basalt::perf {
 namespace {
 
 std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return text;
 }
 
@@ -20,14 +21,16 @@ DenseInput read_matrix_market(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read '" + path + "'");
   auto fail = [&path](const std::string& why) {
-    return std::runtime_error("'" + path + "' is not a Matrix Market file basalt-perf reads: " + why);
+    return std::runtime_error("'" + path +
+                              "' is not a Matrix Market file basalt-perf reads: " + why);
   };
   std::string line;
   std::getline(in, line);
   std::istringstream header(lower(line));
   std::string banner, object, format, field, symmetry;
   header >> banner >> object >> format >> field >> symmetry;
-  if (banner != "%%matrixmarket" || object != "matrix") throw fail("no %%MatrixMarket matrix banner");
+  if (banner != "%%matrixmarket" || object != "matrix")
+    throw fail("no %%MatrixMarket matrix banner");
   if (format != "array" && format != "coordinate") throw fail("format '" + format + "'");
   if (field != "real" && field != "integer" && field != "complex" && field != "pattern")
     throw fail("field '" + field + "'");
@@ -53,7 +56,9 @@ DenseInput read_matrix_market(const std::string& path) {
   };
   auto mirror = [&](long i, long j, std::complex<double> v) {
     if (i == j || symmetry == "general") return;
-    a.values[j + i * a.m] = symmetry == "symmetric" ? v : symmetry == "hermitian" ? std::conj(v) : -v;
+    a.values[j + i * a.m] = symmetry == "symmetric"   ? v
+                            : symmetry == "hermitian" ? std::conj(v)
+                                                      : -v;
   };
   if (format == "array") {
     const bool stored_lower = symmetry != "general";
@@ -68,7 +73,8 @@ DenseInput read_matrix_market(const std::string& path) {
       long i = 0, j = 0;
       if (!(in >> i >> j)) throw fail("entry " + std::to_string(e + 1) + " is missing");
       if (i < 1 || i > a.m || j < 1 || j > a.n)
-        throw fail("entry (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside the matrix");
+        throw fail("entry (" + std::to_string(i) + ", " + std::to_string(j) +
+                   ") is outside the matrix");
       const auto v = read_value(in);
       a.values[(i - 1) + (j - 1) * a.m] = v;
       mirror(i - 1, j - 1, v);

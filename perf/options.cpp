@@ -45,7 +45,7 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
   Options o;
   CLI::App app{"basalt-perf: Basalt beside the vendor library, one CSV row per case"};
   std::string precisions = "d", n_range, m_range;
-  app.add_option("--routine", o.routine, "routine to time (laswp, copy)")->required();
+  app.add_option("--routine", o.routine, "routine to time (copy, gemm, getrf, laswp)")->required();
   app.add_option("--prec", precisions, "precisions, any of s,d,c,z (default d)");
   app.add_option("--n", n_range, "sizes, start:stop:step");
   app.add_option("--m", m_range, "row counts, start:stop:step (default: m = n)");

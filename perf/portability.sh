@@ -1,30 +1,29 @@
 #!/usr/bin/env bash
 # The portability summary: each routine's rate as a fraction of its backend's ceiling, host and
-# CUDA side by side. perf/portability.sh HOST_DIR CUDA_DIR, each holding basalt-perf CSVs
-# (copy.csv for the bandwidth ceiling, one CSV per routine). Prints a Markdown table.
-# Ceilings: the best copy rate for data movement (laswp; SpMV when it lands).
+# CUDA side by side. perf/portability.sh HOST_DIR CUDA_DIR, each holding basalt-perf CSVs.
+# Ceilings: the best copy rate (copy.csv) for data movement (laswp, spmv, spmm), the best gemm
+# rate of the same precision (gemm.csv) for the rest. Prints a Markdown table.
 set -euo pipefail
 host=${1:?usage: perf/portability.sh HOST_DIR CUDA_DIR}
 cuda=${2:?usage: perf/portability.sh HOST_DIR CUDA_DIR}
-rates() { # dir -> "routine prec n gflops" for the Basalt rows of every CSV but copy.csv
-  for f in "$1"/*.csv; do
-    [ "$(basename "$f")" = copy.csv ] && continue
-    awk -F, 'FNR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-      $col["backend"] !~ /portable/ { print $col["routine"], $col["prec"], $col["n"], $col["gflops"] }' "$f"
-  done
+# dir -> "routine/prec/n fraction rate" for Basalt's own rows (the portable runs excluded)
+fractions() {
+  awk -F, 'FNR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    FILENAME ~ /\/copy\.csv$/ { if ($col["gflops"] > copy) copy = $col["gflops"]; next }
+    FILENAME ~ /\/gemm\.csv$/ { p = $col["prec"]; if ($col["gflops"] > gemm[p]) gemm[p] = $col["gflops"]; next }
+    $col["backend"] !~ /portable/ {
+      n++; key[n] = $col["routine"] "/" $col["prec"] "/" $col["n"]; rate[n] = $col["gflops"]
+      routine[n] = $col["routine"]; prec[n] = $col["prec"]
+    }
+    END {
+      for (i = 1; i <= n; i++) {
+        c = routine[i] ~ /^(laswp|spmv|spmm)$/ ? copy : gemm[prec[i]]
+        printf "%s %s %.0f\n", key[i], c > 0 ? sprintf("%.0f%%", 100 * rate[i] / c) : "-", rate[i]
+      }
+    }' "$1"/copy.csv "$1"/gemm.csv $(ls "$1"/*.csv | grep -v -e /copy.csv -e /gemm.csv)
 }
-ceiling() { awk -F, 'FNR > 1 && $10 > best { best = $10 } END { print best + 0 }' "$1/copy.csv"; }
-host_ceiling=$(ceiling "$host")
-cuda_ceiling=$(ceiling "$cuda")
-echo "| routine | prec | n | host GB/s | of host copy ($host_ceiling GB/s) | CUDA GB/s | of CUDA copy ($cuda_ceiling GB/s) |"
+echo "| routine | prec | n | host rate | of host ceiling | CUDA rate | of CUDA ceiling |"
 echo "|---|---|---|---|---|---|---|"
-join -j1 -a1 -a2 -e - -o 0,1.2,2.2 \
-  <(rates "$host" | awk '{ print $1 "/" $2 "/" $3, $4 }' | sort) \
-  <(rates "$cuda" | awk '{ print $1 "/" $2 "/" $3, $4 }' | sort) |
+join -j1 -a1 -a2 -e - -o 0,1.2,1.3,2.2,2.3 <(fractions "$host" | sort) <(fractions "$cuda" | sort) |
   sort -t/ -k1,1 -k2,2 -k3,3n |
-  awk -v hc="$host_ceiling" -v cc="$cuda_ceiling" '{
-    split($1, key, "/")
-    h = $2 == "-" ? "-" : sprintf("%.0f", $2); hf = $2 == "-" ? "-" : sprintf("%.0f%%", 100 * $2 / hc)
-    c = $3 == "-" ? "-" : sprintf("%.0f", $3); cf = $3 == "-" ? "-" : sprintf("%.0f%%", 100 * $3 / cc)
-    printf "| %s | %s | %s | %s | %s | %s | %s |\n", key[1], key[2], key[3], h, hf, c, cf
-  }'
+  awk '{ split($1, key, "/"); printf "| %s | %s | %s | %s | %s | %s | %s |\n", key[1], key[2], key[3], $3, $2, $5, $4 }'

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets everything up on a fresh machine and runs the quick performance suite on the host
-# backend: laswp in four precisions beside LAPACKE, with the copy rate as its ceiling. CSVs
+# backend: every landed routine beside LAPACKE, with the copy and gemm rates as ceilings. CSVs
 # and charts land in build/host/perf-results.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -10,6 +10,9 @@ results=$top/build/host/perf-results
 mkdir -p "$results"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)} OMP_PROC_BIND=${OMP_PROC_BIND:-false}
 "$perf" --routine copy --prec d --n 4096:8192:4096 --niter 5 --energy --csv "$results/copy.csv"
+"$perf" --routine gemm --prec s,d,c,z --n 2000 --niter 3 --energy --csv "$results/gemm.csv"
 "$perf" --routine laswp --prec s,d,c,z --n 4096:8192:4096 --niter 5 --vendor --check --energy \
   --csv "$results/laswp.csv"
+"$perf" --routine getrf --prec d,z --n 1000:2000:1000 --niter 3 --vendor --check --energy \
+  --csv "$results/getrf.csv"
 if command -v gnuplot > /dev/null; then "$top/perf/plot.sh" "$results" "$results"/*.csv; fi

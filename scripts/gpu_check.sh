@@ -24,7 +24,8 @@ if ! cmake -S "$top" -B "$build" -G Ninja -DBASALT_ENABLE_CUDA=ON \
   exit 1
 fi
 [ "${1:-}" = build ] && exit 0
-step tests ctest --test-dir "$build" --output-on-failure --timeout 300 2>&1 | tee "$out/ctest.log" | tail -25
+step tests ctest --test-dir "$build" --output-on-failure --timeout 300 > "$out/ctest.log" 2>&1
+tail -25 "$out/ctest.log"
 for tool in memcheck racecheck; do
   step "compute-sanitizer $tool" compute-sanitizer --tool $tool --error-exitcode 1 \
     "$build/tests/test_dense_laswp" "[cuda]" > "$out/sanitizer-$tool.log" 2>&1
@@ -32,11 +33,15 @@ for tool in memcheck racecheck; do
 done
 
 perf=$build/perf/basalt-perf
-echo "== laswp (GB/s moved) beside cuSOLVER, the portable row-by-row loop, and the copy rate"
+echo "== ceilings (copy, gemm); laswp (GB/s moved) beside cuSOLVER and the portable row-by-row loop"
 step copy "$perf" --routine copy --prec d --n 4096:16384:4096 --niter 10 --csv "$out/copy.csv"
+step gemm "$perf" --routine gemm --prec s,d,c,z --n 4096:8192:4096 --niter 5 --csv "$out/gemm.csv"
 step laswp "$perf" --routine laswp --prec s,d,c,z --n 4096:16384:4096 --niter 10 --vendor --energy \
   --csv "$out/laswp.csv"
 step laswp-portable "$perf" --routine laswp --prec d --n 4096:16384:4096 --niter 5 --portable \
   --csv "$out/laswp-portable.csv"
 step laswp-check "$perf" --routine laswp --prec d,z --n 3000 --niter 2 --check
+echo "== getrf (portable driver: Kokkos getf2, cuBLAS through Kokkos Kernels) beside cuSOLVER"
+step getrf "$perf" --routine getrf --prec d,s --n 2048:8192:2048 --niter 3 --vendor --check \
+  --csv "$out/getrf.csv"
 exit $status

@@ -5,6 +5,8 @@
 #include <Kokkos_Core.hpp>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "basalt/backends/cuda/scalar.hpp"
 #include "basalt/core/dispatch.hpp"
@@ -52,6 +54,51 @@ inline cusolverStatus_t laswp(cusolverDnHandle_t h, int n, cuDoubleComplex* a, i
   return cusolverDnZlaswp(h, n, a, lda, k1, k2, ipiv, incx);
 }
 }  // namespace detail
+
+template <class T>
+cudaDataType data_type() {
+  using S = std::remove_cv_t<T>;
+  if constexpr (std::is_same_v<S, float>) return CUDA_R_32F;
+  if constexpr (std::is_same_v<S, double>) return CUDA_R_64F;
+  if constexpr (std::is_same_v<S, Kokkos::complex<float>>) return CUDA_C_32F;
+  if constexpr (std::is_same_v<S, Kokkos::complex<double>>) return CUDA_C_64F;
+}
+
+// cuSOLVER's 64-bit Xgetrf for one m x n column-major shape, its workspace held between calls so
+// that only the factorization is timed. Pivots are 64-bit, as that API returns them.
+template <class T>
+class Getrf {
+ public:
+  Getrf(const Handle& handle, std::int64_t m, std::int64_t n, std::int64_t lda)
+      : handle_(handle), m_(m), n_(n), lda_(lda) {
+    check(cusolverDnCreateParams(&params_), "cusolverDnCreateParams");
+    std::size_t device_bytes = 0, host_bytes = 0;
+    check(cusolverDnXgetrf_bufferSize(handle_, params_, m, n, data_type<T>(), nullptr, lda,
+                                      data_type<T>(), &device_bytes, &host_bytes),
+          "cusolverDnXgetrf_bufferSize");
+    device_ = Kokkos::View<char*, Kokkos::CudaSpace>("cusolver workspace", device_bytes);
+    host_.resize(host_bytes);
+  }
+  ~Getrf() { cusolverDnDestroyParams(params_); }
+  Getrf(const Getrf&) = delete;
+  Getrf& operator=(const Getrf&) = delete;
+
+  // Factors A in place; info lands in the device scalar `info`.
+  template <class AView, class PivView, class InfoView>
+  void operator()(const AView& A, const PivView& ipiv, const InfoView& info) {
+    check(cusolverDnXgetrf(handle_, params_, m_, n_, data_type<T>(), A.data(), lda_, ipiv.data(),
+                           data_type<T>(), device_.data(), device_.extent(0), host_.data(),
+                           host_.size(), info.data()),
+          "cusolverDnXgetrf");
+  }
+
+ private:
+  const Handle& handle_;
+  std::int64_t m_, n_, lda_;
+  cusolverDnParams_t params_ = nullptr;
+  Kokkos::View<char*, Kokkos::CudaSpace> device_;
+  std::vector<char> host_;
+};
 
 // cuSOLVER's xlaswp, forward only, on a column-major device View.
 template <class AView, class PivView>

@@ -1,0 +1,94 @@
+// getrf: LU with partial pivoting of an m x n matrix, in Gflop/s (LAWN 41 counts), beside
+// cuSOLVER's Xgetrf or LAPACKE's getrf. --check solves A x = b with the factors (square A) and
+// reports ||b - A x|| / (n ||A|| ||x|| eps).
+#include "basalt/algorithms/dense/getrf.hpp"
+
+#include "basalt/algorithms/dense/getrs.hpp"
+#include "basalt/backends/host/lapacke.hpp"
+#include "basalt/core/flops.hpp"
+#include "measure.hpp"
+#if defined(BASALT_ENABLE_CUDA)
+#include "basalt/backends/cuda/cusolver.hpp"
+#endif
+
+#include <cmath>
+
+namespace basalt::perf {
+
+namespace {
+
+template <class T>
+struct GetrfCases {
+  static void run(const Context& ctx, const Emit& emit) {
+    for (const auto [m, n] : shapes(ctx, 4096)) emit(one(ctx, m, n));
+  }
+
+  static Row one(const Context& ctx, long m, long n) {
+    using Exec = Kokkos::DefaultExecutionSpace;
+    const Exec exec;
+    const Matrix<T> original = input_matrix<T>(ctx, m, n);
+    Matrix<T> A(Kokkos::view_alloc(Kokkos::WithoutInitializing, "A"), m, n);
+    PivotVector<> ipiv("ipiv", std::min(m, n));
+    auto restore = [&] { Kokkos::deep_copy(exec, A, original); };
+    const Timing ours = measure(ctx, restore, [&] { getrf(exec, A, ipiv); });
+    Row row = timed_row(ctx, "getrf", m, n, ours, flops::getrf<T>(m, n));
+    if (ctx.options.check && m == n) row.residual = solve_residual(original, A, ipiv);
+
+    if (ctx.options.vendor) {
+#if defined(BASALT_ENABLE_CUDA)
+      cusolver::Handle handle(exec);
+      cusolver::Getrf<T> vendor_getrf(handle, m, n, A.stride(1));
+      Kokkos::View<std::int64_t*, Kokkos::CudaSpace> ipiv64("ipiv64", std::min(m, n));
+      Kokkos::View<int, Kokkos::CudaSpace> info("info");
+      const Timing vendor = measure(ctx, restore, [&] { vendor_getrf(A, ipiv64, info); });
+      row.vendor = "cuSOLVER";
+#else
+      const Timing vendor = measure(ctx, restore, [&] { lapacke::getrf(A, ipiv); });
+      row.vendor = "LAPACKE";
+#endif
+      row.vendor_time_ms = vendor.ms;
+      row.vendor_gflops = flops::getrf<T>(m, n) / vendor.ms * 1e-6;
+    }
+    return row;
+  }
+
+  // Solves with the factors for a random b; the residual is computed on the host in double.
+  static double solve_residual(const Matrix<T>& original, const Matrix<T>& factors,
+                               const PivotVector<>& ipiv) {
+    const long n = original.extent(0);
+    auto b = input_random(n);
+    Matrix<T> x("x", n, 1);
+    Kokkos::deep_copy(x, b);
+    getrs(Kokkos::DefaultExecutionSpace(), Op::none, factors, ipiv, x);
+    auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), original);
+    auto xh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+    auto bh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+    double r2 = 0, x2 = 0, a2 = 0;
+    for (long i = 0; i < n; ++i) {
+      Kokkos::complex<double> r = Kokkos::complex<double>(bh(i, 0));
+      for (long k = 0; k < n; ++k) {
+        r -= Kokkos::complex<double>(a(i, k)) * Kokkos::complex<double>(xh(k, 0));
+        a2 += magnitude(a(i, k)) * magnitude(a(i, k));
+      }
+      r2 += Kokkos::abs(r) * Kokkos::abs(r);
+      x2 += magnitude(xh(i, 0)) * magnitude(xh(i, 0));
+    }
+    return std::sqrt(r2) /
+           (n * std::sqrt(a2) * std::sqrt(x2) * std::numeric_limits<real_t<T>>::epsilon());
+  }
+
+  static Matrix<T> input_random(long n) {
+    Matrix<T> b("b", n, 1);
+    Kokkos::Random_XorShift64_Pool<Kokkos::DefaultExecutionSpace> pool(std::random_device{}());
+    Kokkos::fill_random(b, pool, T(-1), T(1));
+    return b;
+  }
+};
+
+}  // namespace
+
+void run_getrf(const Context& ctx, char prec, const Emit& emit) {
+  with_precision<GetrfCases>(prec, ctx, emit);
+}
+
+}  // namespace basalt::perf

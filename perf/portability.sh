@@ -18,7 +18,7 @@ fractions() {
     END {
       for (i = 1; i <= n; i++) {
         c = routine[i] ~ /^(laswp|spmv|spmm)$/ ? copy : gemm[prec[i]]
-        printf "%s %s %.0f\n", key[i], c > 0 ? sprintf("%.0f%%", 100 * rate[i] / c) : "-", rate[i]
+        printf "%s %s %.0f\n", key[i], (c > 0 ? sprintf(100 * rate[i] < 10 * c ? "%.1f%%" : "%.0f%%", 100 * rate[i] / c) : "-"), rate[i]
       }
     }' "$1"/copy.csv "$1"/gemm.csv $(ls "$1"/*.csv | grep -v -e /copy.csv -e /gemm.csv)
 }

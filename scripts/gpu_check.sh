@@ -26,10 +26,12 @@ fi
 [ "${1:-}" = build ] && exit 0
 step tests ctest --test-dir "$build" --output-on-failure --timeout 300 > "$out/ctest.log" 2>&1
 tail -25 "$out/ctest.log"
-for tool in memcheck racecheck; do
-  step "compute-sanitizer $tool" compute-sanitizer --tool $tool --error-exitcode 1 \
-    "$build/tests/test_dense_laswp" "[cuda]" > "$out/sanitizer-$tool.log" 2>&1
-  tail -2 "$out/sanitizer-$tool.log"
+for test in laswp getrf; do
+  for tool in memcheck racecheck; do
+    step "compute-sanitizer $tool $test" compute-sanitizer --tool $tool --error-exitcode 1 \
+      "$build/tests/test_dense_$test" "[cuda]" > "$out/sanitizer-$tool-$test.log" 2>&1
+    tail -1 "$out/sanitizer-$tool-$test.log"
+  done
 done
 
 perf=$build/perf/basalt-perf
@@ -41,7 +43,7 @@ step laswp "$perf" --routine laswp --prec s,d,c,z --n 4096:16384:4096 --niter 10
 step laswp-portable "$perf" --routine laswp --prec d --n 4096:16384:4096 --niter 5 --portable \
   --csv "$out/laswp-portable.csv"
 step laswp-check "$perf" --routine laswp --prec d,z --n 3000 --niter 2 --check
-echo "== getrf (portable driver: Kokkos getf2, cuBLAS through Kokkos Kernels) beside cuSOLVER"
+echo "== getrf (CUDA panel kernel, cuBLAS through Kokkos Kernels) beside cuSOLVER"
 step getrf "$perf" --routine getrf --prec d,s --n 2048:8192:2048 --niter 3 --vendor --check \
   --csv "$out/getrf.csv"
 exit $status

@@ -220,3 +220,48 @@ TEST_CASE("gesv solves, and leaves B alone when A is singular", "[gesv]") {
   CHECK_THROWS_AS(gesv(Exec(), good, ipiv, wrong_rows), InvalidArgument);
   CHECK(gesv(Exec(), good, ipiv, B) == 0);
 }
+
+#if defined(BASALT_ENABLE_CUDA)
+// The CUDA panel kernel against the portable getf2 on the same panels, on the GPU.
+TEMPLATE_TEST_CASE("cuda::getf2 equals portable::getf2", "[getrf][cuda]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  using Panel = Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
+  const std::vector<std::pair<int, int>> panels = {{1, 1},     {40, 7},     {100, 1},
+                                                   {1000, 32}, {5000, 16}, {20000, 32}};
+  for (const auto [m, w] : panels)
+    for (Kind kind : {Kind::random, Kind::zero_column}) {
+      CAPTURE(m, w, static_cast<int>(kind));
+      const auto a = make_matrix<T>(m, w, kind);
+      const Kokkos::Cuda exec;
+      Panel fast("fast", m, w), reference("reference", m, w);
+      Kokkos::deep_copy(fast, a);
+      Kokkos::deep_copy(reference, a);
+      PivotVector<Kokkos::CudaSpace> fast_ipiv("ipiv", w), reference_ipiv("ipiv", w);
+      impl::LuState<Kokkos::Cuda, real_t<T>> fast_state, reference_state;
+      cuda::getf2(exec, fast, fast_ipiv, 3, fast_state);
+      portable::getf2(exec, reference, reference_ipiv, 3, reference_state);
+      exec.fence();
+      auto lu = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fast);
+      auto ipiv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fast_ipiv);
+      auto reference_lu = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), reference);
+      auto ref_ipiv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), reference_ipiv);
+      int info = 0, reference_info = 0;
+      Kokkos::deep_copy(info, fast_state.info);
+      Kokkos::deep_copy(reference_info, reference_state.info);
+      CHECK(info == reference_info);
+      if (kind == Kind::zero_column) CHECK(info == 3 + std::min(5, w - 1) + 1);
+      CHECK(lu_backward_error<T>(widen(a), lu, ipiv) < 30);
+      if constexpr (std::is_same_v<real_t<T>, double>) {
+        bool same = true;
+        for (int k = 0; k < w; ++k) same = same && ipiv(k) == ref_ipiv(k);
+        CHECK(same);
+        HostMatrix difference = widen(lu);
+        const HostMatrix r = widen(reference_lu);
+        for (int j = 0; j < w; ++j)
+          for (int i = 0; i < m; ++i) difference(i, j) -= r(i, j);
+        CHECK(frobenius(difference) <= 1e-12 * frobenius(r));
+      }
+    }
+}
+#endif

@@ -10,6 +10,7 @@
 #include "basalt/algorithms/dense/impl/blas.hpp"
 #include "basalt/algorithms/dense/laswp.hpp"
 #include "basalt/core/dispatch.hpp"
+#include "basalt/core/lu_state.hpp"
 #include "basalt/core/tuning.hpp"
 #include "basalt/core/views.hpp"
 
@@ -25,15 +26,6 @@ KOKKOS_INLINE_FUNCTION real_t<T> pivot_magnitude(const T& x) {
   else
     return magnitude(x.real()) + magnitude(x.imag());
 }
-
-// What getf2 keeps on the device between its kernels, allocated once per factorization: the
-// pivot search's result and LAPACK's info (0, or the first zero pivot's 1-based column).
-template <class ExecSpace, class Real>
-struct LuState {
-  using Best = Kokkos::ValLocScalar<Real, int>;
-  Kokkos::View<Best, typename ExecSpace::memory_space> best{"basalt::lu::best"};
-  Kokkos::View<int, typename ExecSpace::memory_space> info{"basalt::lu::info"};
-};
 
 }  // namespace impl
 

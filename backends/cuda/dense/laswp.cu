@@ -267,8 +267,12 @@ void laswp(int device, cudaStream_t stream, T* a, const int* ipiv, const LaswpPr
                                     std::size_t(plan.segments) * p.m * sizeof(int), stream));
   assign_slots<<<grid_for(interchanges, 256, device), 256, 0, stream>>>(ipiv, p.k1, p.k2, plan);
   BASALT_CUDA_CHECK_LAUNCH();
-  map_segments<<<plan.segments, 2 * segment_length, plan.length * sizeof(int), stream>>>(
-      ipiv, p.k1, p.k2, p.forward, p.m, plan);
+  // Segments grow past 512 interchanges beyond 32768 rows; their pivots stay in shared memory.
+  const int segment_bytes = plan.length * sizeof(int);
+  BASALT_CUDA_CHECK(cudaFuncSetAttribute(map_segments, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         segment_bytes));
+  map_segments<<<plan.segments, 2 * segment_length, segment_bytes, stream>>>(ipiv, p.k1, p.k2,
+                                                                             p.forward, p.m, plan);
   BASALT_CUDA_CHECK_LAUNCH();
   trace_sources<<<grid_for(bound, 128, device), 128, 0, stream>>>(interchanges, p.m, plan);
   BASALT_CUDA_CHECK_LAUNCH();

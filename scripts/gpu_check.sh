@@ -29,10 +29,12 @@ tail -25 "$out/ctest.log"
 for test in laswp getrf; do
   for tool in memcheck racecheck; do
     step "compute-sanitizer $tool $test" compute-sanitizer --tool $tool --error-exitcode 1 \
-      "$build/tests/test_dense_$test" "[cuda]" > "$out/sanitizer-$tool-$test.log" 2>&1
-    tail -1 "$out/sanitizer-$tool-$test.log"
+      "$build/tests/test_dense_$test" "[cuda]" > "$out/sanitizer-run.log" 2>&1
+    tail -1 "$out/sanitizer-run.log"
+    cat "$out/sanitizer-run.log" >> "$out/sanitizer.log"
   done
 done
+rm -f "$out/sanitizer-run.log"
 
 perf=$build/perf/basalt-perf
 echo "== ceilings (copy, gemm); laswp (GB/s moved) beside cuSOLVER and the portable row-by-row loop"

@@ -66,6 +66,7 @@ double lu_backward_error(const HostMatrix& a, const LU& lu, const Piv& ipiv) {
       pa(i, j) -= s;
     }
   const double eps = std::numeric_limits<real_t<T>>::epsilon();
+  if (frobenius(a) == 0) return frobenius(pa) == 0 ? 0 : INFINITY;  // A = 0: LU must be 0
   return frobenius(pa) / (std::max(m, n) * frobenius(a) * eps);
 }
 

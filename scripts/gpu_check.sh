@@ -27,7 +27,7 @@ fi
 step tests ctest --test-dir "$build" --output-on-failure --timeout 300 > "$out/ctest.log" 2>&1
 tail -25 "$out/ctest.log"
 for test in laswp getrf; do
-  for tool in memcheck racecheck; do
+  for tool in memcheck racecheck synccheck; do
     step "compute-sanitizer $tool $test" compute-sanitizer --tool $tool --error-exitcode 1 \
       "$build/tests/test_dense_$test" "[cuda]" > "$out/sanitizer-run.log" 2>&1
     tail -1 "$out/sanitizer-run.log"
@@ -46,6 +46,7 @@ step laswp-portable "$perf" --routine laswp --prec d --n 4096:16384:4096 --niter
   --csv "$out/laswp-portable.csv"
 step laswp-check "$perf" --routine laswp --prec d,z --n 3000 --niter 2 --check
 echo "== getrf (CUDA panel kernel, cuBLAS through Kokkos Kernels) beside cuSOLVER"
-step getrf "$perf" --routine getrf --prec d,s --n 2048:8192:2048 --niter 3 --vendor --check \
+step getrf "$perf" --routine getrf --prec d,z --n 2048:16384:2048 --niter 3 --vendor \
   --csv "$out/getrf.csv"
+step getrf-check "$perf" --routine getrf --prec s,d,c,z --n 3000 --niter 1 --check
 exit $status

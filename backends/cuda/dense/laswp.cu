@@ -245,19 +245,10 @@ LaswpMover laswp_mover(int device, const LaswpProblem& p) {
              : LaswpMover::through_workspace;
 }
 
+// Plans the permutation in the workspace, then moves the rows.
 template <class T>
-std::size_t laswp_workspace_bytes(int device, const LaswpProblem& p) {
-  if (p.n == 0 || p.k2 < p.k1) return 0;
-  std::size_t bytes = plan_bytes(p);
-  if (laswp_mover<T>(device, p) == LaswpMover::through_workspace)
-    bytes += static_cast<std::size_t>(slot_bound(p)) * p.n * sizeof(T);
-  return bytes;
-}
-
-template <class T>
-void laswp(int device, cudaStream_t stream, T* a, const int* ipiv, const LaswpProblem& p,
-           void* workspace) {
-  if (p.n == 0 || p.k2 < p.k1) return;
+void launch_laswp(int device, cudaStream_t stream, T* a, const int* ipiv, const LaswpProblem& p,
+                  LaswpMover mover, void* workspace) {
   const int interchanges = pivot_count(p);
   const int bound = slot_bound(p);
   const Plan plan = carve_plan(p, workspace);
@@ -277,7 +268,7 @@ void laswp(int device, cudaStream_t stream, T* a, const int* ipiv, const LaswpPr
   trace_sources<<<grid_for(bound, 128, device), 128, 0, stream>>>(interchanges, p.m, plan);
   BASALT_CUDA_CHECK_LAUNCH();
 
-  if (laswp_mover<T>(device, p) == LaswpMover::in_place_columns) {
+  if (mover == LaswpMover::in_place_columns) {
     const ColumnShape shape = column_shape(p);
     switch (shape.items) {
       case 1:
@@ -302,10 +293,22 @@ void laswp(int device, cudaStream_t stream, T* a, const int* ipiv, const LaswpPr
   BASALT_CUDA_CHECK_LAUNCH();
 }
 
-#define BASALT_INSTANTIATE_LASWP(T)                                        \
-  template LaswpMover laswp_mover<T>(int, const LaswpProblem&);            \
-  template std::size_t laswp_workspace_bytes<T>(int, const LaswpProblem&); \
-  template void laswp<T>(int, cudaStream_t, T*, const int*, const LaswpProblem&, void*);
+template <class T>
+void laswp(int device, cudaStream_t stream, T* a, const int* ipiv, const LaswpProblem& p) {
+  if (p.n == 0 || p.k2 < p.k1) return;
+  const LaswpMover mover = laswp_mover<T>(device, p);
+  std::size_t bytes = plan_bytes(p);
+  if (mover == LaswpMover::through_workspace)
+    bytes += static_cast<std::size_t>(slot_bound(p)) * p.n * sizeof(T);
+  void* workspace = nullptr;
+  BASALT_CUDA_CHECK(cudaMallocAsync(&workspace, bytes, stream));
+  launch_laswp(device, stream, a, ipiv, p, mover, workspace);
+  BASALT_CUDA_CHECK(cudaFreeAsync(workspace, stream));
+}
+
+#define BASALT_INSTANTIATE_LASWP(T)                             \
+  template LaswpMover laswp_mover<T>(int, const LaswpProblem&); \
+  template void laswp<T>(int, cudaStream_t, T*, const int*, const LaswpProblem&);
 
 BASALT_INSTANTIATE_LASWP(float)
 BASALT_INSTANTIATE_LASWP(double)

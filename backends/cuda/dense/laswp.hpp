@@ -5,7 +5,6 @@
 #include "basalt/backends/cuda/dense/laswp_launch.hpp"
 #include "basalt/backends/cuda/scalar.hpp"
 #include "basalt/core/dispatch.hpp"
-#include "basalt/core/workspace.hpp"
 
 namespace basalt {
 
@@ -24,10 +23,8 @@ void laswp(const Kokkos::Cuda& exec, const AView& A, const PivView& ipiv, int k1
   problem.k1 = k1;
   problem.k2 = k2;
   problem.forward = direction == Direction::forward;
-  const int device = exec.cuda_device();
-  Workspace<Kokkos::CudaSpace> workspace(kernels::laswp_workspace_bytes<T>(device, problem));
-  kernels::laswp<T>(device, exec.cuda_stream(), device_pointer(A.data()), ipiv.data(), problem,
-                    workspace.data());
+  kernels::laswp<T>(exec.cuda_device(), exec.cuda_stream(), device_pointer(A.data()), ipiv.data(),
+                    problem);
 }
 
 }  // namespace cuda

@@ -23,17 +23,14 @@ struct LaswpProblem {
 
 enum class LaswpMover { in_place_columns, through_workspace };
 
-// Which mover a problem gets on a device; the workspace size follows from it.
+// Which mover a problem gets on a device.
 template <class T>
 LaswpMover laswp_mover(int device, const LaswpProblem& problem);
 
+// ipiv and a are device pointers. Asynchronous on stream: the workspace comes from the device's
+// stream-ordered memory pool (cudaMallocAsync), so repeated calls, as in a factorization, reuse
+// it without a device-wide synchronization.
 template <class T>
-std::size_t laswp_workspace_bytes(int device, const LaswpProblem& problem);
-
-// ipiv and a are device pointers; workspace holds laswp_workspace_bytes(device, problem).
-// Asynchronous on stream.
-template <class T>
-void laswp(int device, cudaStream_t stream, T* a, const int* ipiv, const LaswpProblem& problem,
-           void* workspace);
+void laswp(int device, cudaStream_t stream, T* a, const int* ipiv, const LaswpProblem& problem);
 
 }  // namespace basalt::cuda::kernels

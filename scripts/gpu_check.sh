@@ -26,9 +26,13 @@ fi
 [ "${1:-}" = build ] && exit 0
 step tests ctest --test-dir "$build" --output-on-failure --timeout 300 > "$out/ctest.log" 2>&1
 tail -25 "$out/ctest.log"
+# racecheck skips Kokkos' own kernels: Kokkos 3.4's warp-synchronous parallel_reduce (the
+# portable getf2 the comparison test runs) draws shared-memory warnings that are not Basalt's.
 for test in laswp getrf; do
   for tool in memcheck racecheck synccheck; do
-    step "compute-sanitizer $tool $test" compute-sanitizer --tool $tool --error-exitcode 1 \
+    filter=()
+    [ $tool = racecheck ] && filter=(--kernel-name-exclude kns=cuda_parallel_launch)
+    step "compute-sanitizer $tool $test" compute-sanitizer --tool $tool "${filter[@]}" --error-exitcode 1 \
       "$build/tests/test_dense_$test" "[cuda]" > "$out/sanitizer-run.log" 2>&1
     tail -1 "$out/sanitizer-run.log"
     cat "$out/sanitizer-run.log" >> "$out/sanitizer.log"

@@ -234,8 +234,9 @@ int grid_for(std::int64_t work, int threads, int device) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min(wanted, cap)));
 }
 
-}  // namespace
+enum class LaswpMover { in_place_columns, through_workspace };
 
+// Which mover a problem gets on a device.
 template <class T>
 LaswpMover laswp_mover(int device, const LaswpProblem& p) {
   const std::size_t staged = std::size_t(slot_bound(p)) * sizeof(T);
@@ -244,6 +245,8 @@ LaswpMover laswp_mover(int device, const LaswpProblem& p) {
              ? LaswpMover::in_place_columns
              : LaswpMover::through_workspace;
 }
+
+}  // namespace
 
 // Plans the permutation in the workspace, then moves the rows.
 template <class T>
@@ -306,8 +309,7 @@ void laswp(int device, cudaStream_t stream, T* a, const int* ipiv, const LaswpPr
   BASALT_CUDA_CHECK(cudaFreeAsync(workspace, stream));
 }
 
-#define BASALT_INSTANTIATE_LASWP(T)                             \
-  template LaswpMover laswp_mover<T>(int, const LaswpProblem&); \
+#define BASALT_INSTANTIATE_LASWP(T) \
   template void laswp<T>(int, cudaStream_t, T*, const int*, const LaswpProblem&);
 
 BASALT_INSTANTIATE_LASWP(float)

@@ -21,12 +21,6 @@ struct LaswpProblem {
   bool forward = true;
 };
 
-enum class LaswpMover { in_place_columns, through_workspace };
-
-// Which mover a problem gets on a device.
-template <class T>
-LaswpMover laswp_mover(int device, const LaswpProblem& problem);
-
 // ipiv and a are device pointers. Asynchronous on stream: the workspace comes from the device's
 // stream-ordered memory pool (cudaMallocAsync), so repeated calls, as in a factorization, reuse
 // it without a device-wide synchronization.

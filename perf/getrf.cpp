@@ -6,6 +6,7 @@
 #include "basalt/algorithms/dense/getrs.hpp"
 #include "basalt/backends/host/lapacke.hpp"
 #include "basalt/core/flops.hpp"
+#include "breakdown.hpp"
 #include "measure.hpp"
 #if defined(BASALT_ENABLE_CUDA)
 #include "basalt/backends/cuda/cusolver.hpp"
@@ -32,6 +33,11 @@ struct GetrfCases {
     auto restore = [&] { Kokkos::deep_copy(exec, A, original); };
     const Timing ours = measure(ctx, restore, [&] { getrf(exec, A, ipiv); });
     Row row = timed_row(ctx, "getrf", m, n, ours, flops::getrf<T>(m, n));
+    if (ctx.options.breakdown) {
+      restore();
+      std::printf("# breakdown getrf %ld x %ld: %s\n", m, n,
+                  describe(breakdown([&] { getrf(exec, A, ipiv); })).c_str());
+    }
     if (ctx.options.check && m == n) row.residual = solve_residual(original, A, ipiv);
 
     if (ctx.options.vendor) {

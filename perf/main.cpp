@@ -20,7 +20,8 @@ using Runner = void (*)(const Context&, char, const Emit&);
 
 const std::map<std::string, Runner>& landed() {
   static const std::map<std::string, Runner> runners = {
-      {"copy", run_copy}, {"gemm", run_gemm}, {"getrf", run_getrf}, {"laswp", run_laswp}};
+      {"copy", run_copy},   {"gemm", run_gemm},   {"getf2", run_getf2},
+      {"getrf", run_getrf}, {"laswp", run_laswp}};
   return runners;
 }
 
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
   if (runner == landed().end()) {
     std::cerr << "basalt-perf: routine '" << options->routine << "' "
               << (planned(options->routine) ? "has not landed in Basalt yet" : "is unknown")
-              << " (available: copy, gemm, getrf, laswp)\n";
+              << " (available: copy, gemm, getf2, getrf, laswp)\n";
     return 2;
   }
   std::optional<DenseInput> input;

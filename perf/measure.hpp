@@ -137,6 +137,7 @@ void with_precision(char prec, const Context& ctx, const Emit& emit) {
 void run_laswp(const Context& ctx, char prec, const Emit& emit);
 void run_copy(const Context& ctx, char prec, const Emit& emit);
 void run_getrf(const Context& ctx, char prec, const Emit& emit);
+void run_getf2(const Context& ctx, char prec, const Emit& emit);
 void run_gemm(const Context& ctx, char prec, const Emit& emit);
 
 }  // namespace basalt::perf

@@ -19,6 +19,7 @@ struct Options {
   bool vendor = false;
   bool energy = false;
   bool portable = false;
+  bool breakdown = false;
   std::string csv, json;
 };
 

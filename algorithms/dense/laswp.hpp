@@ -15,6 +15,7 @@
 #include "basalt/algorithms/dense/impl/laswp_portable.hpp"
 #include "basalt/core/dispatch.hpp"
 #include "basalt/core/errors.hpp"
+#include "basalt/core/profiling.hpp"
 #include "basalt/core/views.hpp"
 #if defined(BASALT_ENABLE_CUDA)
 #include "basalt/backends/cuda/dense/laswp.hpp"
@@ -51,6 +52,7 @@ template <class ExecSpace, class AView, class PivView>
 void apply_laswp(const ExecSpace& exec, const AView& A, const PivView& ipiv, int k1, int k2,
                  Direction direction) {
   if (k2 < k1 || A.extent(0) == 0 || A.extent(1) == 0) return;
+  ProfilingRegion region("basalt::laswp");
   using Spec = Specialization<routine::laswp, ExecSpace>;
   if constexpr (Spec::available)
     Spec::apply(exec, A, ipiv, k1, k2, direction);

@@ -22,10 +22,12 @@ struct scalar<Kokkos::complex<double>> {
 template <class T>
 using scalar_t = typename scalar<std::remove_cv_t<T>>::type;
 
+// The same memory as CUDA's scalar type, const kept.
 template <class T>
-scalar_t<T>* device_pointer(T* p) {
+auto device_pointer(T* p) {
   static_assert(sizeof(scalar_t<T>) == sizeof(T) && alignof(scalar_t<T>) == alignof(T));
-  return reinterpret_cast<scalar_t<T>*>(p);
+  using S = std::conditional_t<std::is_const_v<T>, const scalar_t<T>, scalar_t<T>>;
+  return reinterpret_cast<S*>(p);
 }
 
 }  // namespace basalt::cuda

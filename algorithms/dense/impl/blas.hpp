@@ -8,6 +8,10 @@
 #include <Kokkos_Core.hpp>
 
 #include "basalt/core/dispatch.hpp"
+#include "basalt/core/profiling.hpp"
+#if defined(BASALT_ENABLE_CUDA)
+#include "basalt/backends/cuda/dense/blas.hpp"
+#endif
 
 namespace basalt::impl {
 
@@ -17,6 +21,7 @@ void gemm(const ExecSpace& exec, Op op_a, Op op_b, Scalar alpha, const AView& A,
           Scalar beta, const CView& C) {
   const auto inner = op_a == Op::none ? A.extent(1) : A.extent(0);
   if (C.extent(0) == 0 || C.extent(1) == 0 || (inner == 0 && beta == Scalar(1))) return;
+  ProfilingRegion region("basalt::gemm");
   using Spec = Specialization<routine::gemm, ExecSpace>;
   if constexpr (Spec::available) {
     Spec::apply(exec, op_a, op_b, alpha, A, B, beta, C);
@@ -32,6 +37,7 @@ template <class ExecSpace, class AView, class BView, class Scalar>
 void trsm_left(const ExecSpace& exec, bool lower, Op op, bool unit_diagonal, Scalar alpha,
                const AView& A, const BView& B) {
   if (B.extent(0) == 0 || B.extent(1) == 0) return;
+  ProfilingRegion region("basalt::trsm");
   using Spec = Specialization<routine::trsm, ExecSpace>;
   if constexpr (Spec::available) {
     Spec::apply(exec, lower, op, unit_diagonal, alpha, A, B);

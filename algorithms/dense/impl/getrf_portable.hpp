@@ -8,80 +8,15 @@
 #include <utility>
 
 #include "basalt/algorithms/dense/impl/blas.hpp"
+#include "basalt/algorithms/dense/impl/getf2_portable.hpp"
 #include "basalt/algorithms/dense/laswp.hpp"
 #include "basalt/core/dispatch.hpp"
 #include "basalt/core/lu_state.hpp"
+#include "basalt/core/profiling.hpp"
 #include "basalt/core/tuning.hpp"
 #include "basalt/core/views.hpp"
 
 namespace basalt {
-
-namespace impl {
-
-// LAPACK's pivot magnitude: |re| + |im| for complex numbers (izamax), |x| for real ones.
-template <class T>
-KOKKOS_INLINE_FUNCTION real_t<T> pivot_magnitude(const T& x) {
-  if constexpr (std::is_floating_point_v<T>)
-    return magnitude(x);
-  else
-    return magnitude(x.real()) + magnitude(x.imag());
-}
-
-}  // namespace impl
-
-namespace portable {
-
-// Unblocked LU of an m x w panel (w <= m), columns in order: pivot search, interchange across
-// the panel, scaling and rank-1 update. Pivots are 1-based within the panel; a zero pivot sets
-// state.info to offset + its column unless an earlier one did, and is left unscaled, as LAPACK.
-template <class ExecSpace, class PView, class PivView, class State>
-void getf2(const ExecSpace& exec, const PView& P, const PivView& ipiv, int offset,
-           const State& state) {
-  using T = typename PView::non_const_value_type;
-  using Real = real_t<T>;
-  const int m = static_cast<int>(P.extent(0)), w = static_cast<int>(P.extent(1));
-  const auto best = state.best;
-  const auto info = state.info;
-  for (int jj = 0; jj < std::min(m, w); ++jj) {
-    Kokkos::parallel_reduce(
-        "basalt::portable::getf2::pivot", Kokkos::RangePolicy<ExecSpace>(exec, jj, m),
-        KOKKOS_LAMBDA(const int i, typename State::Best& found) {
-          const Real v = impl::pivot_magnitude(P(i, jj));
-          if (v > found.val) {
-            found.val = v;
-            found.loc = i;
-          }
-        },
-        Kokkos::MaxLoc<Real, int, typename ExecSpace::memory_space>(best));
-    Kokkos::parallel_for(
-        "basalt::portable::getf2::interchange", Kokkos::RangePolicy<ExecSpace>(exec, 0, w),
-        KOKKOS_LAMBDA(const int c) {
-          // An all-zero (or all-NaN) column keeps its diagonal, as LAPACK's i*amax returns 1.
-          const int p = best().val > Real(0) ? best().loc : jj;
-          if (c == 0) ipiv(jj) = p + 1;
-          if (p != jj) {
-            const T t = P(jj, c);
-            P(jj, c) = P(p, c);
-            P(p, c) = t;
-          }
-        });
-    Kokkos::parallel_for(
-        "basalt::portable::getf2::update", Kokkos::RangePolicy<ExecSpace>(exec, jj, m),
-        KOKKOS_LAMBDA(const int i) {
-          const T pivot = P(jj, jj);
-          if (i == jj) {
-            if (pivot == T(0) && info() == 0) info() = offset + jj + 1;
-            return;
-          }
-          if (pivot == T(0)) return;
-          const T l = P(i, jj) / pivot;
-          P(i, jj) = l;
-          for (int c = jj + 1; c < w; ++c) P(i, c) -= l * P(jj, c);
-        });
-  }
-}
-
-}  // namespace portable
 
 namespace impl {
 
@@ -96,6 +31,7 @@ void shift_pivots(const ExecSpace& exec, const PivView& ipiv, int shift) {
 template <class ExecSpace, class PView, class PivView, class State>
 void apply_getf2(const ExecSpace& exec, const PView& P, const PivView& ipiv, int offset,
                  const State& state) {
+  ProfilingRegion region("basalt::getf2");
   using Spec = Specialization<routine::getf2, ExecSpace>;
   if constexpr (Spec::available)
     Spec::apply(exec, P, ipiv, offset, state);

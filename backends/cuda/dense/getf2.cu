@@ -1,4 +1,5 @@
-// CUDA LU panel: one cooperative kernel per panel, two grid barriers per column.
+// CUDA LU panel (design D2): one cooperative kernel, the panel in shared memory, one grid
+// barrier per column.
 #include <cooperative_groups.h>
 #include <cuComplex.h>
 
@@ -7,6 +8,7 @@
 #include "basalt/backends/cuda/dense/getf2_launch.hpp"
 #include "basalt/backends/cuda/error.hpp"
 #include "basalt/backends/cuda/scalar_ops.cuh"
+#include "basalt/backends/cuda/workspace.hpp"
 
 namespace basalt::cuda::kernels {
 
@@ -15,86 +17,122 @@ namespace {
 namespace cg = cooperative_groups;
 
 constexpr int panel_threads = 256;
+// Fewer rows than this per block and the barrier costs more than the rows' work saves.
 constexpr int min_rows_per_block = 64;
 
-// The larger magnitude wins; among equal ones the smaller row (LAPACK's first maximum).
-// loc < 0 marks "no candidate".
 template <class Real>
-__device__ ValueIndex<Real> better(ValueIndex<Real> a, ValueIndex<Real> b) {
-  if (b.loc < 0) return a;
-  if (a.loc < 0 || b.val > a.val || (b.val == a.val && b.loc < a.loc)) return b;
+struct Candidate {
+  Real val;
+  int row;  // -1: the block has no row at or below the diagonal
+};
+
+// The larger magnitude wins; among equal ones the smaller row (LAPACK's first maximum).
+template <class Real>
+__device__ Candidate<Real> better(Candidate<Real> a, Candidate<Real> b) {
+  if (b.row < 0) return a;
+  if (a.row < 0 || b.val > a.val || (b.val == a.val && b.row < a.row)) return b;
   return a;
 }
 
 // The block's best candidate, on every thread.
 template <class Real>
-__device__ ValueIndex<Real> block_reduce(ValueIndex<Real> mine, ValueIndex<Real>* per_warp) {
+__device__ Candidate<Real> block_reduce(Candidate<Real> mine, Candidate<Real>* per_warp) {
   for (int offset = 16; offset > 0; offset /= 2) {
-    ValueIndex<Real> other;
+    Candidate<Real> other;
     other.val = __shfl_down_sync(0xffffffff, mine.val, offset);
-    other.loc = __shfl_down_sync(0xffffffff, mine.loc, offset);
+    other.row = __shfl_down_sync(0xffffffff, mine.row, offset);
     mine = better(mine, other);
   }
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0) per_warp[warp] = mine;
   __syncthreads();
-  ValueIndex<Real> best = per_warp[0];
+  Candidate<Real> best = per_warp[0];
   for (int i = 1; i < panel_threads / 32; ++i) best = better(best, per_warp[i]);
   __syncthreads();  // per_warp is reused by the next reduction
   return best;
 }
 
+// What other blocks published is read around L1, which is not coherent across multiprocessors.
+__device__ float load_global(const float* p) { return __ldcg(p); }
+__device__ double load_global(const double* p) { return __ldcg(p); }
+__device__ int load_global(const int* p) { return __ldcg(p); }
+__device__ cuFloatComplex load_global(const cuFloatComplex* p) { return __ldcg(p); }
+__device__ cuDoubleComplex load_global(const cuDoubleComplex* p) { return __ldcg(p); }
+
+// The exchange area between blocks, two generations (by column parity) so that a block that
+// runs ahead into column jj + 1 never overwrites what a slower one still reads for column jj.
+template <class T, class Real>
+struct Published {
+  Candidate<Real>* candidates;  // [2][blocks]
+  T* rows;                      // [2][blocks + 1][w]: each block's candidate row, then row jj
+};
+
 template <class T, class Real>
 __global__ void __launch_bounds__(panel_threads)
     factor_panel(T* a, int m, int w, std::int64_t lda, int offset, int* ipiv, int* info,
-                 ValueIndex<Real>* block_best) {
+                 int rows_per_block, Published<T, Real> published) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  T* pivot_row = reinterpret_cast<T*>(shared_bytes);  // w entries: the row moving up to jj
-  T* row_jj = pivot_row + w;                          // w entries: the row moving down to p
-  __shared__ ValueIndex<Real> per_warp[panel_threads / 32];
+  T* tile = reinterpret_cast<T*>(shared_bytes);  // rows_per_block x w, column-major
+  T* pivot_row = tile + std::size_t(rows_per_block) * w;
+  __shared__ Candidate<Real> per_warp[panel_threads / 32];
   cg::grid_group grid = cg::this_grid();
 
-  const int rows_per_block = (m + gridDim.x - 1) / gridDim.x;
-  const int first_row = blockIdx.x * rows_per_block;
-  const int end_row = min(m, first_row + rows_per_block);
-  auto at = [&](int i, int c) -> T& { return a[i + c * lda]; };
+  const int blocks = gridDim.x, block = blockIdx.x;
+  const int first_row = block * rows_per_block;
+  const int rows = max(0, min(m, first_row + rows_per_block) - first_row);
+  auto at = [&](int local_row, int c) -> T& { return tile[local_row + c * rows_per_block]; };
+  auto owns = [&](int row) { return row >= first_row && row < first_row + rows; };
+
+  for (int e = threadIdx.x; e < rows * w; e += blockDim.x)
+    at(e % rows, e / rows) = a[first_row + e % rows + (e / rows) * lda];
+  __syncthreads();
 
   for (int jj = 0; jj < min(m, w); ++jj) {
+    Candidate<Real>* candidates = published.candidates + (jj & 1) * blocks;
+    T* exchange = published.rows + std::size_t(jj & 1) * (blocks + 1) * w;
+    T* diagonal_row = exchange + std::size_t(blocks) * w;
+
     // This block's candidate for the pivot of column jj (NaN never compares larger).
-    ValueIndex<Real> mine{Real(-1), -1};
-    for (int i = max(first_row, jj) + threadIdx.x; i < end_row; i += blockDim.x) {
+    Candidate<Real> mine{Real(-1), -1};
+    for (int i = max(0, jj - first_row) + threadIdx.x; i < rows; i += blockDim.x) {
       const Real v = ops::abs1(at(i, jj));
-      if (v > mine.val) mine = {v, i};
+      if (v > mine.val) mine = {v, first_row + i};
     }
     mine = block_reduce(mine, per_warp);
-    if (threadIdx.x == 0) block_best[blockIdx.x] = mine;
+    if (threadIdx.x == 0) candidates[block] = mine;
+    if (mine.row >= 0)
+      for (int c = threadIdx.x; c < w; c += blockDim.x)
+        exchange[std::size_t(block) * w + c] = at(mine.row - first_row, c);
+    if (owns(jj))
+      for (int c = threadIdx.x; c < w; c += blockDim.x) diagonal_row[c] = at(jj - first_row, c);
     grid.sync();
 
     // Every block reduces the same candidates in the same order: all agree on p. A column with
     // no positive magnitude (zero, or NaN throughout) keeps its diagonal, as LAPACK does.
-    ValueIndex<Real> best{Real(-1), -1};
-    for (int b = threadIdx.x; b < gridDim.x; b += blockDim.x) best = better(best, block_best[b]);
+    Candidate<Real> best{Real(-1), -1};
+    for (int b = threadIdx.x; b < blocks; b += blockDim.x)
+      best = better(best, Candidate<Real>{load_global(&candidates[b].val),
+                                          load_global(&candidates[b].row)});
     best = block_reduce(best, per_warp);
-    const int p = best.loc >= 0 && best.val > Real(0) ? best.loc : jj;
+    const bool found = best.row >= 0 && best.val > Real(0);
+    const int p = found ? best.row : jj;
+    const T* source = found ? exchange + std::size_t(p / rows_per_block) * w : diagonal_row;
     for (int c = threadIdx.x; c < w; c += blockDim.x) {
-      pivot_row[c] = at(p, c);
-      row_jj[c] = at(jj, c);
+      const T moving_up = load_global(source + c);
+      pivot_row[c] = moving_up;
+      if (owns(jj)) at(jj - first_row, c) = moving_up;
+      if (p != jj && owns(p)) at(p - first_row, c) = load_global(diagonal_row + c);
     }
-    if (blockIdx.x == 0 && threadIdx.x == 0) ipiv[jj] = p + 1;
-    grid.sync();  // both rows are read everywhere before their owners overwrite them
-
-    for (int c = threadIdx.x; c < w; c += blockDim.x) {
-      if (jj >= first_row && jj < end_row) at(jj, c) = pivot_row[c];
-      if (p != jj && p >= first_row && p < end_row) at(p, c) = row_jj[c];
-    }
+    if (block == 0 && threadIdx.x == 0) ipiv[jj] = p + 1;
     __syncthreads();
+
     const T pivot = pivot_row[jj];
     if (ops::is_zero(pivot)) {
-      if (blockIdx.x == 0 && threadIdx.x == 0 && *info == 0) *info = offset + jj + 1;
+      if (block == 0 && threadIdx.x == 0 && *info == 0) *info = offset + jj + 1;
       continue;  // LAPACK leaves a zero pivot's column unscaled
     }
-    const int first = max(first_row, jj + 1), count = max(0, end_row - first);
-    for (int i = first + threadIdx.x; i < end_row; i += blockDim.x)
+    const int first = max(0, jj + 1 - first_row), count = max(0, rows - first);
+    for (int i = first + threadIdx.x; i < rows; i += blockDim.x)
       at(i, jj) = ops::divide(at(i, jj), pivot);
     __syncthreads();
     const int updates = count * (w - jj - 1);
@@ -104,39 +142,83 @@ __global__ void __launch_bounds__(panel_threads)
     }
     __syncthreads();
   }
+
+  for (int e = threadIdx.x; e < rows * w; e += blockDim.x)
+    a[first_row + e % rows + (e / rows) * lda] = at(e % rows, e / rows);
+}
+
+struct Launch {
+  int blocks = 0, rows_per_block = 0;
+  std::size_t shared_bytes = 0;
+};
+
+std::size_t shared_bytes_for(int rows_per_block, int w, int entry_bytes) {
+  return (std::size_t(rows_per_block) + 1) * w * entry_bytes;  // the rows, then the pivot row
+}
+
+int multiprocessors(int device) {
+  int sms = 0;
+  BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
+int shared_memory_limit(int device) {
+  int bytes = 0;
+  BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return bytes - int(sizeof(Candidate<double>)) * (panel_threads / 32);  // less per_warp
 }
 
 }  // namespace
 
-template <class T, class Real>
-void getf2(int device, cudaStream_t stream, T* panel, int* ipiv, int* info,
-           ValueIndex<Real>* block_best, int max_blocks, const Getf2Problem& p) {
-  if (p.m == 0 || p.w == 0) return;
-  const auto kernel = factor_panel<T, Real>;
-  const std::size_t shared = 2 * std::size_t(p.w) * sizeof(T);
-  int cooperative = 0, sms = 0, per_sm = 0;
+int getf2_height_limit(int device, int w, int entry_bytes) {
+  int cooperative = 0;
   BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
-  if (!cooperative) BASALT_CUDA_CHECK(cudaErrorNotSupported);
-  BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  BASALT_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, panel_threads, shared));
-  // Every block resident at once (the occupancy bound), and enough rows per block to matter.
-  const int blocks = std::max(
-      1, std::min({per_sm * sms, max_blocks, (p.m + min_rows_per_block - 1) / min_rows_per_block}));
-  int m = p.m, w = p.w, offset = p.offset;
-  std::int64_t lda = p.lda;
-  void* args[] = {&panel, &m, &w, &lda, &offset, &ipiv, &info, &block_best};
-  BASALT_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(kernel), blocks,
-                                                panel_threads, args, shared, stream));
+  if (!cooperative || w <= 0) return 0;
+  const std::size_t rows_per_block = shared_memory_limit(device) / (std::size_t(w) * entry_bytes);
+  return rows_per_block <= 1 ? 0 : int((rows_per_block - 1) * multiprocessors(device));
 }
 
-template void getf2<float, float>(int, cudaStream_t, float*, int*, int*, ValueIndex<float>*, int,
-                                  const Getf2Problem&);
-template void getf2<double, double>(int, cudaStream_t, double*, int*, int*, ValueIndex<double>*,
-                                    int, const Getf2Problem&);
-template void getf2<cuFloatComplex, float>(int, cudaStream_t, cuFloatComplex*, int*, int*,
-                                           ValueIndex<float>*, int, const Getf2Problem&);
-template void getf2<cuDoubleComplex, double>(int, cudaStream_t, cuDoubleComplex*, int*, int*,
-                                             ValueIndex<double>*, int, const Getf2Problem&);
+template <class T>
+void getf2(int device, cudaStream_t stream, T* panel, int* ipiv, int* info,
+           const Getf2Problem& p) {
+  if (p.m == 0 || p.w == 0) return;
+  using Real = ops::real_of_t<T>;
+  if (p.m > getf2_height_limit(device, p.w, sizeof(T)))
+    throw std::invalid_argument("basalt: cuda getf2: the panel exceeds the fused kernel's height");
+  const int sms = multiprocessors(device);
+  const int wanted = std::min(sms, (p.m + min_rows_per_block - 1) / min_rows_per_block);
+  const int rows_that_fit = int(shared_memory_limit(device) / (std::size_t(p.w) * sizeof(T))) - 1;
+  const int rows_per_block = std::min((p.m + wanted - 1) / wanted, rows_that_fit);
+  const int blocks = (p.m + rows_per_block - 1) / rows_per_block;
+  const std::size_t shared = shared_bytes_for(rows_per_block, p.w, sizeof(T));
+
+  const auto kernel = factor_panel<T, Real>;
+  BASALT_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+  int per_sm = 0;
+  BASALT_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, panel_threads, shared));
+  if (per_sm * sms < blocks) BASALT_CUDA_CHECK(cudaErrorCooperativeLaunchTooLarge);
+
+  const std::size_t candidate_bytes = (2 * sizeof(Candidate<Real>) * blocks + 255) / 256 * 256;
+  const std::size_t row_bytes = 2 * (std::size_t(blocks) + 1) * p.w * sizeof(T);
+  auto* exchange =
+      static_cast<unsigned char*>(acquire_workspace(device, stream, candidate_bytes + row_bytes));
+  Published<T, Real> published{reinterpret_cast<Candidate<Real>*>(exchange),
+                               reinterpret_cast<T*>(exchange + candidate_bytes)};
+  int m = p.m, w = p.w, offset = p.offset, rows = rows_per_block;
+  std::int64_t lda = p.lda;
+  void* args[] = {&panel, &m, &w, &lda, &offset, &ipiv, &info, &rows, &published};
+  BASALT_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(kernel), blocks,
+                                                panel_threads, args, shared, stream));
+  release_workspace(exchange, stream);
+}
+
+template void getf2<float>(int, cudaStream_t, float*, int*, int*, const Getf2Problem&);
+template void getf2<double>(int, cudaStream_t, double*, int*, int*, const Getf2Problem&);
+template void getf2<cuFloatComplex>(int, cudaStream_t, cuFloatComplex*, int*, int*,
+                                    const Getf2Problem&);
+template void getf2<cuDoubleComplex>(int, cudaStream_t, cuDoubleComplex*, int*, int*,
+                                     const Getf2Problem&);
 
 }  // namespace basalt::cuda::kernels

@@ -1,35 +1,35 @@
 #pragma once
-// Launcher of the CUDA LU panel (seed 000's fused panel, design D2 with CUDA's grid barrier in
-// place of hand-made flags). No Kokkos: getf2.cu includes this.
+// Launcher of the CUDA LU panel, seed 000's fused panel (design D2), with CUDA's grid barrier in
+// place of hand-made flags. No Kokkos: getf2.cu includes this.
 //
-// One cooperative kernel factors the whole m x w panel: thread blocks split the rows; for each
-// column they agree on the pivot (a block-local search, a grid barrier, every block reducing
-// the blocks' results the same way), stage the two rows to interchange, meet again, then swap,
-// scale and update their own rows. The grid is sized from the occupancy so that every block is
-// resident: the barrier can never wait on a block that is not running.
+// One cooperative kernel factors the whole m x w panel. The thread blocks split the rows, and
+// each keeps its rows in shared memory from the first column to the last. Per column there is
+// one grid barrier: before it, every block publishes its pivot candidate (value, row and the
+// row's entries) and the owner of the diagonal row publishes that row; after it, every block
+// reduces the candidates in the same order, so all agree on the pivot, and each applies the
+// interchange, the scaling and the rank-1 update to its own rows. The grid is one block per
+// multiprocessor at most, every block resident: the barrier never waits on a block that is not
+// running. A panel whose rows do not fit in the multiprocessors' shared memory is beyond the
+// height limit; the caller factors it with the portable kernels (design D1).
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
 namespace basalt::cuda::kernels {
 
-// Matches Kokkos::ValLocScalar<Real, int>, the layout of LuState::block_best.
-template <class Real>
-struct ValueIndex {
-  Real val;
-  int loc;
-};
-
 struct Getf2Problem {
-  int m = 0, w = 0;      // panel rows and columns
+  int m = 0, w = 0;      // panel rows and columns, w <= m
   std::int64_t lda = 1;  // column stride
   int offset = 0;        // columns before the panel, for info
 };
 
-// panel, ipiv (w entries, 1-based within the panel), info and block_best (max_blocks entries)
-// are device pointers. Asynchronous on stream.
-template <class T, class Real>
+// The tallest panel of w columns of entry_bytes-sized entries the fused kernel takes on device.
+int getf2_height_limit(int device, int w, int entry_bytes);
+
+// panel, ipiv (w entries, 1-based within the panel) and info are device pointers; m must not
+// exceed getf2_height_limit. Asynchronous on stream.
+template <class T>
 void getf2(int device, cudaStream_t stream, T* panel, int* ipiv, int* info,
-           ValueIndex<Real>* block_best, int max_blocks, const Getf2Problem& problem);
+           const Getf2Problem& problem);
 
 }  // namespace basalt::cuda::kernels

@@ -6,6 +6,7 @@
 
 #include "basalt/backends/cuda/dense/laswp_launch.hpp"
 #include "basalt/backends/cuda/error.hpp"
+#include "basalt/backends/cuda/workspace.hpp"
 
 namespace basalt::cuda::kernels {
 
@@ -303,10 +304,9 @@ void laswp(int device, cudaStream_t stream, T* a, const int* ipiv, const LaswpPr
   std::size_t bytes = plan_bytes(p);
   if (mover == LaswpMover::through_workspace)
     bytes += static_cast<std::size_t>(slot_bound(p)) * p.n * sizeof(T);
-  void* workspace = nullptr;
-  BASALT_CUDA_CHECK(cudaMallocAsync(&workspace, bytes, stream));
+  void* workspace = acquire_workspace(device, stream, bytes);
   launch_laswp(device, stream, a, ipiv, p, mover, workspace);
-  BASALT_CUDA_CHECK(cudaFreeAsync(workspace, stream));
+  release_workspace(workspace, stream);
 }
 
 #define BASALT_INSTANTIATE_LASWP(T) \

@@ -21,9 +21,8 @@ struct LaswpProblem {
   bool forward = true;
 };
 
-// ipiv and a are device pointers. Asynchronous on stream: the workspace comes from the device's
-// stream-ordered memory pool (cudaMallocAsync), so repeated calls, as in a factorization, reuse
-// it without a device-wide synchronization.
+// ipiv and a are device pointers. Asynchronous on stream; the workspace is stream-ordered
+// (basalt/backends/cuda/workspace.hpp).
 template <class T>
 void laswp(int device, cudaStream_t stream, T* a, const int* ipiv, const LaswpProblem& problem);
 

@@ -1,0 +1,115 @@
+#pragma once
+// cuBLAS on Kokkos Views, on the execution space instance's stream: the drivers' gemm and trsm
+// on CUDA, with no fence around them (Kokkos Kernels 3.4 can only call cuBLAS on the default
+// instance, so its calls have to be fenced on both sides).
+#include <cublas_v2.h>
+
+#include <Kokkos_Core.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "basalt/backends/cuda/error.hpp"
+#include "basalt/backends/cuda/scalar.hpp"
+#include "basalt/core/dispatch.hpp"
+
+namespace basalt::cublas {
+
+inline void check(cublasStatus_t status, const char* call) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("basalt: cuBLAS status ") + std::to_string(status) +
+                             " from " + call);
+}
+
+// One handle per host thread and device, created on first use: cublasCreate costs far more than
+// a factorization of a small matrix. The handle follows the stream of each call.
+inline cublasHandle_t handle(const Kokkos::Cuda& exec) {
+  struct Handles {
+    cublasHandle_t by_device[64] = {};
+    ~Handles() {
+      for (auto h : by_device)
+        if (h) cublasDestroy(h);
+    }
+  };
+  thread_local Handles handles;
+  const int device = exec.cuda_device();
+  if (device < 0 || device >= 64) throw std::runtime_error("basalt: CUDA device id out of range");
+  cublasHandle_t& h = handles.by_device[device];
+  if (!h) {
+    int current = 0;
+    BASALT_CUDA_CHECK(cudaGetDevice(&current));
+    BASALT_CUDA_CHECK(cudaSetDevice(device));
+    check(cublasCreate(&h), "cublasCreate");
+    BASALT_CUDA_CHECK(cudaSetDevice(current));
+  }
+  check(cublasSetStream(h, exec.cuda_stream()), "cublasSetStream");
+  return h;
+}
+
+inline cublasOperation_t operation(Op op) {
+  return op == Op::none ? CUBLAS_OP_N : op == Op::transpose ? CUBLAS_OP_T : CUBLAS_OP_C;
+}
+
+namespace detail {
+// The typed entry points, one overload per precision.
+#define BASALT_CUBLAS_GEMM_TRSM(T, letter)                                                       \
+  inline cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,      \
+                             int m, int n, int k, const T* alpha, const T* a, int lda,          \
+                             const T* b, int ldb, const T* beta, T* c, int ldc) {               \
+    return cublas##letter##gemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);       \
+  }                                                                                             \
+  inline cublasStatus_t trsm(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,    \
+                             cublasOperation_t op, cublasDiagType_t diag, int m, int n,         \
+                             const T* alpha, const T* a, int lda, T* b, int ldb) {              \
+    return cublas##letter##trsm(h, side, uplo, op, diag, m, n, alpha, a, lda, b, ldb);          \
+  }
+BASALT_CUBLAS_GEMM_TRSM(float, S)
+BASALT_CUBLAS_GEMM_TRSM(double, D)
+BASALT_CUBLAS_GEMM_TRSM(cuFloatComplex, C)
+BASALT_CUBLAS_GEMM_TRSM(cuDoubleComplex, Z)
+#undef BASALT_CUBLAS_GEMM_TRSM
+
+// The column stride cuBLAS wants: at least the row count, and at least 1.
+template <class View>
+int leading_dimension(const View& v) {
+  return static_cast<int>(
+      std::max<std::size_t>({std::size_t(1), v.extent(0), std::size_t(v.stride(1))}));
+}
+}  // namespace detail
+
+// Views whose rows are contiguous (column-major, any column stride): what cuBLAS takes.
+template <class... Views>
+bool column_major(const Views&... views) {
+  return ((views.extent(0) <= 1 || views.stride(0) == 1) && ...);
+}
+
+// C = alpha op(A) op(B) + beta C
+template <class AView, class BView, class CView, class Scalar>
+void gemm(const Kokkos::Cuda& exec, Op op_a, Op op_b, Scalar alpha, const AView& A,
+          const BView& B, Scalar beta, const CView& C) {
+  using T = typename CView::non_const_value_type;
+  const T a = alpha, b = beta;
+  const int k = static_cast<int>(op_a == Op::none ? A.extent(1) : A.extent(0));
+  check(detail::gemm(handle(exec), operation(op_a), operation(op_b), C.extent(0), C.extent(1), k,
+                     cuda::device_pointer(&a), cuda::device_pointer(A.data()),
+                     detail::leading_dimension(A), cuda::device_pointer(B.data()),
+                     detail::leading_dimension(B), cuda::device_pointer(&b),
+                     cuda::device_pointer(C.data()), detail::leading_dimension(C)),
+        "cublas<t>gemm");
+}
+
+// B = alpha op(A)^-1 B, A triangular, from the left
+template <class AView, class BView, class Scalar>
+void trsm_left(const Kokkos::Cuda& exec, bool lower, Op op, bool unit_diagonal, Scalar alpha,
+               const AView& A, const BView& B) {
+  using T = typename BView::non_const_value_type;
+  const T a = alpha;
+  check(detail::trsm(handle(exec), CUBLAS_SIDE_LEFT, lower ? CUBLAS_FILL_MODE_LOWER
+                                                           : CUBLAS_FILL_MODE_UPPER,
+                     operation(op), unit_diagonal ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT,
+                     B.extent(0), B.extent(1), cuda::device_pointer(&a),
+                     cuda::device_pointer(A.data()), detail::leading_dimension(A),
+                     cuda::device_pointer(B.data()), detail::leading_dimension(B)),
+        "cublas<t>trsm");
+}
+
+}  // namespace basalt::cublas

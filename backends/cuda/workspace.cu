@@ -1,0 +1,43 @@
+#include <cstdint>
+#include <mutex>
+
+#include "basalt/backends/cuda/error.hpp"
+#include "basalt/backends/cuda/workspace.hpp"
+
+namespace basalt::cuda {
+
+namespace {
+
+constexpr int max_devices = 64;
+
+cudaMemPool_t pool_of(int device) {
+  static std::mutex mutex;
+  static cudaMemPool_t pools[max_devices] = {};
+  if (device < 0 || device >= max_devices) BASALT_CUDA_CHECK(cudaErrorInvalidDevice);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!pools[device]) {
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    BASALT_CUDA_CHECK(cudaMemPoolCreate(&pools[device], &props));
+    std::uint64_t keep_everything = UINT64_MAX;
+    BASALT_CUDA_CHECK(
+        cudaMemPoolSetAttribute(pools[device], cudaMemPoolAttrReleaseThreshold, &keep_everything));
+  }
+  return pools[device];
+}
+
+}  // namespace
+
+void* acquire_workspace(int device, cudaStream_t stream, std::size_t bytes) {
+  void* workspace = nullptr;
+  BASALT_CUDA_CHECK(cudaMallocFromPoolAsync(&workspace, bytes, pool_of(device), stream));
+  return workspace;
+}
+
+void release_workspace(void* workspace, cudaStream_t stream) {
+  BASALT_CUDA_CHECK(cudaFreeAsync(workspace, stream));
+}
+
+}  // namespace basalt::cuda

@@ -15,11 +15,13 @@ struct Lu {
 };
 
 // Outer blocks wide enough for gemm to run near its peak (seed 000, section 6.2: nb >= 256 in
-// double on a GPU); on a CPU, OpenBLAS' gemm peaks with narrower blocks.
+// double on a GPU); on a CPU, OpenBLAS' gemm peaks with narrower blocks. On the H100, nb = 512
+// with 64-column leaves beat 256 and 32 or 128 leaves at n = 4096 to 16384 (basalt-perf
+// --routine getrf --nb --recursion-width): fewer, larger gemms, and fewer interchange calls.
 template <class ExecSpace>
 Lu lu() {
   if constexpr (is_gpu_v<ExecSpace>)
-    return {256, 32};
+    return {512, 64};
   else
     return {128, 16};
 }

@@ -31,12 +31,12 @@ struct GetrfCases {
     Matrix<T> A(Kokkos::view_alloc(Kokkos::WithoutInitializing, "A"), m, n);
     PivotVector<> ipiv("ipiv", std::min(m, n));
     auto restore = [&] { Kokkos::deep_copy(exec, A, original); };
-    const Timing ours = measure(ctx, restore, [&] { getrf(exec, A, ipiv); });
+    const Timing ours = measure(ctx, restore, [&] { factor(ctx, exec, A, ipiv); });
     Row row = timed_row(ctx, "getrf", m, n, ours, flops::getrf<T>(m, n));
     if (ctx.options.breakdown) {
       restore();
       std::printf("# breakdown getrf %ld x %ld: %s\n", m, n,
-                  describe(breakdown([&] { getrf(exec, A, ipiv); })).c_str());
+                  describe(breakdown([&] { factor(ctx, exec, A, ipiv); })).c_str());
     }
     if (ctx.options.check && m == n) row.residual = solve_residual(original, A, ipiv);
 
@@ -56,6 +56,23 @@ struct GetrfCases {
       row.vendor_gflops = flops::getrf<T>(m, n) / vendor.ms * 1e-6;
     }
     return row;
+  }
+
+  // basalt::getrf, or its driver with the tuning that --nb and --recursion-width give.
+  template <class Exec>
+  static void factor(const Context& ctx, const Exec& exec, const Matrix<T>& A,
+                     const PivotVector<>& ipiv) {
+    const Options& o = ctx.options;
+    if (!o.nb && !o.recursion_width) {
+      getrf(exec, A, ipiv);
+      return;
+    }
+    tuning::Lu tune = tuning::lu<Exec>();
+    if (o.nb) tune.block = o.nb;
+    if (o.recursion_width) tune.recursion_width = o.recursion_width;
+    impl::LuState<Exec, real_t<T>> state;
+    impl::getrf(exec, A, ipiv, state, tune);
+    exec.fence();
   }
 
   // Solves with the factors for a random b; the residual is computed on the host in double.

@@ -58,6 +58,11 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
   app.add_flag("--vendor", o.vendor, "time the vendor library in the same run");
   app.add_flag("--energy", o.energy, "read the energy counters (NVML, RAPL)");
   app.add_flag("--portable", o.portable, "force the portable implementation");
+  app.add_option("--nb", o.nb, "getrf: outer block width instead of the library's")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--recursion-width", o.recursion_width,
+                 "getrf: width at which the recursive panel stops halving")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--breakdown", o.breakdown,
                "print where one more (fenced) call spends its time, by building block");
   app.add_option("--csv", o.csv, "write the rows to this CSV file");

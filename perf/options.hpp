@@ -20,6 +20,7 @@ struct Options {
   bool energy = false;
   bool portable = false;
   bool breakdown = false;
+  int nb = 0, recursion_width = 0;  // getrf: 0 is the library's tuning (core/tuning.hpp)
   std::string csv, json;
 };
 

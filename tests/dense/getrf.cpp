@@ -99,11 +99,12 @@ Factored<T> factor(const Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace
   return f;
 }
 
-// Sizes that cross every switch of the host and GPU tunings: recursion widths 16 and 32,
-// blocks of 128 and 256.
+// Sizes that cross every switch of the host and GPU tunings (core/tuning.hpp): recursion widths
+// 16 and 64 with their halvings, blocks of 128 and 512.
 const std::vector<std::pair<int, int>> shapes = {
-    {1, 1},     {2, 2},     {15, 15},  {17, 17},   {31, 31},   {32, 32},  {33, 33},
-    {127, 127}, {129, 129}, {255, 255}, {257, 257}, {300, 70}, {70, 300}, {400, 260}};
+    {1, 1},     {2, 2},     {15, 15},   {17, 17},   {31, 31},  {32, 32},  {33, 33},
+    {63, 63},   {65, 65},   {127, 127}, {129, 129}, {257, 257}, {300, 70}, {70, 300},
+    {400, 260}, {520, 515}};
 
 }  // namespace
 

@@ -57,11 +57,11 @@ std::vector<Shape> shapes(const Context& ctx, long default_n) {
   if (ctx.input) return {{ctx.input->m, ctx.input->n}};
   const Options& options = ctx.options;
   const std::vector<long> ns = options.n.empty() ? std::vector<long>{default_n} : options.n;
+  const std::vector<long>& ms = options.m.empty() ? ns : options.m;
+  // A single value pairs with each of the other list's.
   std::vector<Shape> all;
-  for (size_t i = 0; i < ns.size(); ++i) {
-    const long m = options.m.empty() ? ns[i] : options.m[options.m.size() == 1 ? 0 : i];
-    all.push_back({m, ns[i]});
-  }
+  for (size_t i = 0; i < std::max(ms.size(), ns.size()); ++i)
+    all.push_back({ms[ms.size() == 1 ? 0 : i], ns[ns.size() == 1 ? 0 : i]});
   return all;
 }
 

@@ -78,8 +78,9 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
     if (o.precisions.empty()) throw std::invalid_argument("--prec names no precision");
     if (!n_range.empty()) o.n = parse_range(n_range);
     if (!m_range.empty()) o.m = parse_range(m_range);
-    if (!o.m.empty() && !o.n.empty() && o.m.size() != o.n.size() && o.m.size() != 1)
-      throw std::invalid_argument("--m must give one value or as many as --n");
+    if (!o.m.empty() && !o.n.empty() && o.m.size() != o.n.size() && o.m.size() != 1 &&
+        o.n.size() != 1)
+      throw std::invalid_argument("--m and --n must give as many values, or one of them one");
   } catch (const CLI::CallForHelp& e) {
     exit_code = app.exit(e);
     return std::nullopt;

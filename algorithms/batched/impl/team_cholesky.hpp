@@ -22,7 +22,7 @@ KOKKOS_INLINE_FUNCTION real_t<T> real_part(const T& x) {
 // 1-based column whose updated diagonal is not positive (or NaN), where it stops as LAPACK
 // does, that diagonal left holding its updated value.
 template <class Member, class T>
-KOKKOS_INLINE_FUNCTION int team_potrf(const Member& team, Uplo uplo, const MatrixRef<T>& A) {
+KOKKOS_INLINE_FUNCTION int team_potrf(const Member& team, Triangle uplo, const MatrixRef<T>& A) {
   using Real = real_t<T>;
   const int n = static_cast<int>(A.extent(0));
   for (int j = 0; j < n; ++j) {
@@ -31,7 +31,7 @@ KOKKOS_INLINE_FUNCTION int team_potrf(const Member& team, Uplo uplo, const Matri
     const Real root = Kokkos::Experimental::sqrt(d);
     team.team_barrier();  // every thread has read A(j, j)
     Kokkos::single(Kokkos::PerTeam(team), [&] { A(j, j) = T(root); });
-    if (uplo == Uplo::lower) {
+    if (uplo == Triangle::lower) {
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, j + 1, n),
                            [&](const int i) { A(i, j) = A(i, j) / root; });
       team.team_barrier();

@@ -35,21 +35,22 @@ KOKKOS_INLINE_FUNCTION Real norm3(Real a, Real b, Real c) {
 }
 
 // ||A(begin:m, j)||_2, scaled by the largest magnitude so that no square overflows or
-// underflows. Every thread gets the result.
+// underflows; 0 for an empty or zero column, NaN when the column holds one. Every thread gets
+// the result.
 template <class Member, class T>
 KOKKOS_INLINE_FUNCTION real_t<T> team_column_norm(const Member& team, const MatrixRef<T>& A, int j,
                                                   int begin) {
   using Real = real_t<T>;
   const int m = static_cast<int>(A.extent(0));
-  Real scale = 0;
+  Real largest = 0;  // Max's identity is the lowest value: an empty range leaves it there
   Kokkos::parallel_reduce(
       Kokkos::TeamThreadRange(team, begin, m),
-      [&](const int i, Real& largest) {
+      [&](const int i, Real& found) {
         const Real v = magnitude(A(i, j));
-        if (v > largest) largest = v;
+        if (v > found) found = v;
       },
-      Kokkos::Max<Real>(scale));
-  if (!(scale > Real(0))) return scale;
+      Kokkos::Max<Real>(largest));
+  const Real scale = largest > Real(0) ? largest : Real(1);
   Real sum = 0;
   Kokkos::parallel_reduce(
       Kokkos::TeamThreadRange(team, begin, m),

@@ -19,8 +19,13 @@ namespace {
 using Runner = void (*)(const Context&, char, const Emit&);
 
 const std::map<std::string, Runner>& landed() {
-  static const std::map<std::string, Runner> runners = {
-      {"copy", run_copy}, {"gemm", run_gemm}, {"getrf", run_getrf}, {"laswp", run_laswp}};
+  static const std::map<std::string, Runner> runners = {{"copy", run_copy},
+                                                        {"gemm", run_gemm},
+                                                        {"getrf", run_getrf},
+                                                        {"laswp", run_laswp},
+                                                        {"getrf_batched", run_getrf_batched},
+                                                        {"potrf_batched", run_potrf_batched},
+                                                        {"geqrf_batched", run_geqrf_batched}};
   return runners;
 }
 
@@ -75,7 +80,8 @@ int main(int argc, char** argv) {
   if (runner == landed().end()) {
     std::cerr << "basalt-perf: routine '" << options->routine << "' "
               << (planned(options->routine) ? "has not landed in Basalt yet" : "is unknown")
-              << " (available: copy, gemm, getrf, laswp)\n";
+              << " (available: copy, gemm, getrf, laswp, getrf_batched, potrf_batched, "
+                 "geqrf_batched)\n";
     return 2;
   }
   std::optional<DenseInput> input;

@@ -45,12 +45,16 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
   Options o;
   CLI::App app{"basalt-perf: Basalt beside the vendor library, one CSV row per case"};
   std::string precisions = "d", n_range, m_range;
-  app.add_option("--routine", o.routine, "routine to time (copy, gemm, getrf, laswp)")->required();
+  app.add_option(
+         "--routine", o.routine,
+         "routine to time (copy, gemm, getrf, laswp, getrf_batched, potrf_batched, geqrf_batched)")
+      ->required();
   app.add_option("--prec", precisions, "precisions, any of s,d,c,z (default d)");
   app.add_option("--n", n_range, "sizes, start:stop:step");
   app.add_option("--m", m_range, "row counts, start:stop:step (default: m = n)");
   app.add_option("--nrhs", o.nrhs, "right-hand sides")->check(CLI::PositiveNumber);
-  app.add_option("--batch", o.batch, "batch size")->check(CLI::PositiveNumber);
+  app.add_option("--batch", o.batch, "matrices per batch (the batched routines)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--matrix", o.matrix_file, "Matrix Market input")->check(CLI::ExistingFile);
   app.add_option("--niter", o.niter, "timed runs per case (median reported)")
       ->check(CLI::Range(1, 1000));

@@ -53,13 +53,6 @@ struct VariableBatch {
   HostOffsets host_offset;
 
   int count() const { return static_cast<int>(host_rows.extent(0)); }
-
-  // Matrix b as an unmanaged View, in code running where MemorySpace is reachable.
-  KOKKOS_INLINE_FUNCTION
-  Kokkos::View<Scalar**, Kokkos::LayoutStride, MemorySpace, Kokkos::MemoryUnmanaged> matrix(
-      int b) const {
-    return {values.data() + offset(b), Kokkos::LayoutStride(rows(b), 1, cols(b), ld(b))};
-  }
 };
 
 // One matrix of rows[b] x cols[b] per entry, leading dimension max(1, rows[b]), zero-filled.

@@ -73,17 +73,23 @@ inline cublasStatus_t geqrf_batched(cublasHandle_t h, int m, int n, cuDoubleComp
 }  // namespace detail
 
 // A device array holding the address of every matrix of a rank-3 batch View (batch, m, n),
-// or of every vector of a rank-2 one (batch, k).
+// or of every vector of a rank-2 one (batch, k). Addresses as integers: a View of pointers
+// would be a View of rank 2.
 template <class BatchView>
-auto pointers(const BatchView& batch) {
-  using S = cuda::scalar_t<typename BatchView::value_type>;
-  Kokkos::View<S*, Kokkos::CudaSpace> all("basalt::cublas::pointers", batch.extent(0));
-  S* const base = cuda::device_pointer(batch.data());
-  const std::int64_t stride = batch.stride(0);
+Kokkos::View<std::uintptr_t*, Kokkos::CudaSpace> pointers(const BatchView& batch) {
+  Kokkos::View<std::uintptr_t*, Kokkos::CudaSpace> all("basalt::cublas::pointers", batch.extent(0));
+  const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(batch.data());
+  const std::uintptr_t stride = batch.stride(0) * sizeof(typename BatchView::value_type);
   Kokkos::parallel_for(
       "basalt::cublas::pointers", Kokkos::RangePolicy<Kokkos::Cuda>(0, batch.extent(0)),
       KOKKOS_LAMBDA(const int b) { all(b) = base + b * stride; });
   return all;
+}
+
+// pointers()'s array as the vendor's array of matrix pointers.
+template <class BatchView>
+auto pointer_array(const Kokkos::View<std::uintptr_t*, Kokkos::CudaSpace>& all) {
+  return reinterpret_cast<cuda::scalar_t<typename BatchView::value_type>**>(all.data());
 }
 
 template <class BatchView>
@@ -98,7 +104,8 @@ int leading_dimension(const char* routine, const BatchView& A) {
 template <class BatchView, class PointerView, class PivView, class InfoView>
 void getrf_batched(const Handle& handle, const BatchView& A, const PointerView& matrices,
                    const PivView& ipiv, const InfoView& info) {
-  check(detail::getrf_batched(handle, static_cast<int>(A.extent(1)), matrices.data(),
+  check(detail::getrf_batched(handle, static_cast<int>(A.extent(1)),
+                              pointer_array<BatchView>(matrices),
                               leading_dimension("cublas::getrf_batched", A), ipiv.data(),
                               info.data(), static_cast<int>(A.extent(0))),
         "cublas<t>getrfBatched");
@@ -110,8 +117,9 @@ void geqrf_batched(const Handle& handle, const BatchView& A, const PointerView& 
                    const TauPointerView& taus) {
   int info = 0;  // argument errors only, on the host
   check(detail::geqrf_batched(handle, static_cast<int>(A.extent(1)), static_cast<int>(A.extent(2)),
-                              matrices.data(), leading_dimension("cublas::geqrf_batched", A),
-                              taus.data(), &info, static_cast<int>(A.extent(0))),
+                              pointer_array<BatchView>(matrices),
+                              leading_dimension("cublas::geqrf_batched", A),
+                              pointer_array<BatchView>(taus), &info, static_cast<int>(A.extent(0))),
         "cublas<t>geqrfBatched");
   require(info == 0, "cublas::geqrf_batched", "info", "cuBLAS reports argument ", -info);
 }
@@ -143,7 +151,8 @@ inline cusolverStatus_t potrf_batched(cusolverDnHandle_t h, int n, cuDoubleCompl
 template <class BatchView, class PointerView, class InfoView>
 void potrf_batched(const Handle& handle, const BatchView& A, const PointerView& matrices,
                    const InfoView& info) {
-  check(detail::potrf_batched(handle, static_cast<int>(A.extent(1)), matrices.data(),
+  check(detail::potrf_batched(handle, static_cast<int>(A.extent(1)),
+                              cublas::pointer_array<BatchView>(matrices),
                               cublas::leading_dimension("cusolver::potrf_batched", A), info.data(),
                               static_cast<int>(A.extent(0))),
         "cusolverDn<t>potrfBatched");

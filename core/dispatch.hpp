@@ -15,6 +15,7 @@ struct laswp;
 struct getf2;  // the LU panel: unblocked LU with partial pivoting of a tall, narrow block
 struct gemm;
 struct trsm;
+struct getrf_batched;  // LU of every matrix of a batch
 }  // namespace routine
 
 template <class Routine, class ExecSpace>

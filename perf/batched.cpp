@@ -70,8 +70,17 @@ struct BatchedCases {
     Kokkos::View<T**, Kokkos::LayoutRight> tau("tau", count, k);
     Kokkos::View<int*> info("info", count);
     auto restore = [&] { Kokkos::deep_copy(exec, A, original); };
+    // --portable: the team kernels even where a backend's kernel would take the batch.
+    const auto a = impl::matrices<Exec>(A);
+    const auto pivots = impl::vectors<Exec>(ipiv, "basalt-perf", "ipiv");
+    const auto launch = impl::batch_launch<Exec>(a);
     const Timing ours = measure(ctx, restore, [&] {
-      if constexpr (F == Factorization::lu) getrf_batched(exec, A, ipiv, info);
+      if constexpr (F == Factorization::lu) {
+        if (ctx.options.portable)
+          portable::getrf_batched(exec, a, pivots, info, launch);
+        else
+          getrf_batched(exec, A, ipiv, info);
+      }
       if constexpr (F == Factorization::cholesky) potrf_batched(exec, Triangle::lower, A, info);
       if constexpr (F == Factorization::qr) geqrf_batched(exec, A, tau);
     });

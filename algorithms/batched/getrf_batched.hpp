@@ -19,6 +19,7 @@
 // host-side sizes. Every call is asynchronous on exec.
 //
 // Portable path: one team per matrix; a matrix that fits in team scratch is factored there.
+// CUDA: batches of matrices up to 32 x 32 go to a warp-per-matrix kernel, rows in registers.
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 
@@ -28,6 +29,9 @@
 #include "basalt/algorithms/batched/impl/team_lu.hpp"
 #include "basalt/core/dispatch.hpp"
 #include "basalt/core/errors.hpp"
+#if defined(BASALT_ENABLE_CUDA)
+#include "basalt/backends/cuda/batched/getrf_batched.hpp"
+#endif
 
 namespace basalt {
 
@@ -97,6 +101,10 @@ void getrf_batched(const ExecSpace& exec, const ABatch& A, const PivBatch& ipiv,
     require(p.host_rows(b) >= std::min(a.host_rows(b), a.host_cols(b)), "getrf_batched", "ipiv",
             "matrix ", b, ": ipiv holds ", p.host_rows(b),
             " entries; min(m, n) = ", std::min(a.host_rows(b), a.host_cols(b)), " are needed");
+  using Spec = Specialization<routine::getrf_batched, ExecSpace>;
+  if constexpr (Spec::available) {
+    if (Spec::handles(a)) return Spec::apply(exec, a, p, info);
+  }
   portable::getrf_batched(exec, a, p, info, impl::batch_launch<ExecSpace>(a));
 }
 

@@ -22,6 +22,7 @@ using VectorRef = Kokkos::View<T*, Kokkos::LayoutStride, Kokkos::AnonymousSpace,
 
 template <class T, class Memory>
 struct BatchAccess {
+  using value_type = T;
   T* data = nullptr;
   int count = 0;
   bool variable = false;

@@ -19,6 +19,7 @@ struct Options {
   bool vendor = false;
   bool energy = false;
   bool portable = false;
+  bool variable = false;  // batched routines: sizes drawn from 1..n per matrix
   std::string csv, json;
 };
 

@@ -62,6 +62,9 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
   app.add_flag("--vendor", o.vendor, "time the vendor library in the same run");
   app.add_flag("--energy", o.energy, "read the energy counters (NVML, RAPL)");
   app.add_flag("--portable", o.portable, "force the portable implementation");
+  app.add_flag("--kokkos-kernels", o.kokkos_kernels,
+               "getrf_batched: compare with KokkosBatched::SerialLU (no pivoting, one matrix per "
+               "thread) on diagonally dominant input");
   app.add_flag("--variable", o.variable,
                "batched routines: a variable-size batch, each matrix of a size drawn from 1..n");
   app.add_option("--csv", o.csv, "write the rows to this CSV file");

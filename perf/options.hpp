@@ -19,7 +19,8 @@ struct Options {
   bool vendor = false;
   bool energy = false;
   bool portable = false;
-  bool variable = false;  // batched routines: sizes drawn from 1..n per matrix
+  bool variable = false;        // batched routines: sizes drawn from 1..n per matrix
+  bool kokkos_kernels = false;  // getrf_batched: KokkosBatched's SerialLU as the comparison
   std::string csv, json;
 };
 

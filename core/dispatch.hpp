@@ -15,6 +15,7 @@ struct laswp;
 struct getf2;  // the LU panel: unblocked LU with partial pivoting of a tall, narrow block
 struct gemm;
 struct trsm;
+struct getrf_batched;  // LU of every matrix of a batch
 }  // namespace routine
 
 template <class Routine, class ExecSpace>
@@ -30,6 +31,10 @@ enum class Direction { forward, backward };
 
 // How a matrix enters an operation (LAPACK's TRANS: 'N', 'T', 'C').
 enum class Op { none, transpose, conj_transpose };
+
+// Which triangle of a Hermitian matrix is stored and factored (LAPACK's UPLO: 'L', 'U'). Not
+// named Uplo: Kokkos Kernels 3.4's trsm header puts KokkosBatched::Uplo in the global namespace.
+enum class Triangle { lower, upper };
 
 inline const char* blas_letter(Op op) {
   return op == Op::none ? "N" : op == Op::transpose ? "T" : "C";

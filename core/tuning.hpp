@@ -1,6 +1,7 @@
 #pragma once
 // Tuning tables, read by the drivers rather than literals inside them (after MAGMA's get_nb).
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 
 namespace basalt::tuning {
 
@@ -24,6 +25,30 @@ Lu lu() {
     return {512, 64};
   else
     return {128, 16};
+}
+
+// The portable batched kernels: one team per matrix. On a GPU a team is team_size threads of
+// vector_length lanes, lanes along a column (coalesced) and threads across columns, no wider
+// than the largest matrix needs; on a CPU one thread per matrix, the batch giving the
+// parallelism. A matrix of at most scratch_bytes is copied into team scratch (level 0) and
+// factored there.
+struct BatchedTeam {
+  int team_size;
+  int vector_length;
+  int scratch_bytes;
+};
+
+template <class ExecSpace>
+BatchedTeam batched_team(int max_rows, int max_cols) {
+  const int scratch = Kokkos::TeamPolicy<ExecSpace>::scratch_size_max(0);
+  if constexpr (is_gpu_v<ExecSpace>) {
+    int lanes = 1;
+    while (lanes < 32 && lanes < max_rows) lanes *= 2;
+    const int threads = std::clamp(max_cols, 1, 256 / lanes);
+    return {threads, lanes, scratch};
+  } else {
+    return {1, 1, scratch};
+  }
 }
 
 }  // namespace basalt::tuning

@@ -19,9 +19,14 @@ namespace {
 using Runner = void (*)(const Context&, char, const Emit&);
 
 const std::map<std::string, Runner>& landed() {
-  static const std::map<std::string, Runner> runners = {
-      {"copy", run_copy},   {"gemm", run_gemm},   {"getf2", run_getf2},
-      {"getrf", run_getrf}, {"laswp", run_laswp}};
+  static const std::map<std::string, Runner> runners = {{"copy", run_copy},
+                                                        {"gemm", run_gemm},
+                                                        {"getf2", run_getf2},
+                                                        {"getrf", run_getrf},
+                                                        {"laswp", run_laswp},
+                                                        {"getrf_batched", run_getrf_batched},
+                                                        {"potrf_batched", run_potrf_batched},
+                                                        {"geqrf_batched", run_geqrf_batched}};
   return runners;
 }
 
@@ -76,7 +81,8 @@ int main(int argc, char** argv) {
   if (runner == landed().end()) {
     std::cerr << "basalt-perf: routine '" << options->routine << "' "
               << (planned(options->routine) ? "has not landed in Basalt yet" : "is unknown")
-              << " (available: copy, gemm, getf2, getrf, laswp)\n";
+              << " (available: copy, gemm, getf2, getrf, laswp, getrf_batched, potrf_batched, "
+                 "geqrf_batched)\n";
     return 2;
   }
   std::optional<DenseInput> input;

@@ -45,12 +45,16 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
   Options o;
   CLI::App app{"basalt-perf: Basalt beside the vendor library, one CSV row per case"};
   std::string precisions = "d", n_range, m_range;
-  app.add_option("--routine", o.routine, "routine to time (copy, gemm, getrf, laswp)")->required();
+  app.add_option(
+         "--routine", o.routine,
+         "routine to time (copy, gemm, getrf, laswp, getrf_batched, potrf_batched, geqrf_batched)")
+      ->required();
   app.add_option("--prec", precisions, "precisions, any of s,d,c,z (default d)");
   app.add_option("--n", n_range, "sizes, start:stop:step");
   app.add_option("--m", m_range, "row counts, start:stop:step (default: m = n)");
   app.add_option("--nrhs", o.nrhs, "right-hand sides")->check(CLI::PositiveNumber);
-  app.add_option("--batch", o.batch, "batch size")->check(CLI::PositiveNumber);
+  app.add_option("--batch", o.batch, "matrices per batch (the batched routines)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--matrix", o.matrix_file, "Matrix Market input")->check(CLI::ExistingFile);
   app.add_option("--niter", o.niter, "timed runs per case (median reported)")
       ->check(CLI::Range(1, 1000));
@@ -65,6 +69,11 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
       ->check(CLI::PositiveNumber);
   app.add_flag("--breakdown", o.breakdown,
                "print where one more (fenced) call spends its time, by building block");
+  app.add_flag("--kokkos-kernels", o.kokkos_kernels,
+               "getrf_batched: compare with KokkosBatched::SerialLU (no pivoting, one matrix per "
+               "thread) on diagonally dominant input");
+  app.add_flag("--variable", o.variable,
+               "batched routines: a variable-size batch, each matrix of a size drawn from 1..n");
   app.add_option("--csv", o.csv, "write the rows to this CSV file");
   app.add_option("--json", o.json, "write the rows to this JSON file");
   try {

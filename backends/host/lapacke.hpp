@@ -74,7 +74,57 @@ inline lapack_int getrf(int l, lapack_int m, lapack_int n, std::complex<double>*
   return LAPACKE_zgetrf(l, m, n, a, lda, ipiv);
 }
 
+inline lapack_int potrf(int l, char uplo, lapack_int n, float* a, lapack_int lda) {
+  return LAPACKE_spotrf(l, uplo, n, a, lda);
+}
+inline lapack_int potrf(int l, char uplo, lapack_int n, double* a, lapack_int lda) {
+  return LAPACKE_dpotrf(l, uplo, n, a, lda);
+}
+inline lapack_int potrf(int l, char uplo, lapack_int n, std::complex<float>* a, lapack_int lda) {
+  return LAPACKE_cpotrf(l, uplo, n, a, lda);
+}
+inline lapack_int potrf(int l, char uplo, lapack_int n, std::complex<double>* a, lapack_int lda) {
+  return LAPACKE_zpotrf(l, uplo, n, a, lda);
+}
+
+inline lapack_int geqrf(int l, lapack_int m, lapack_int n, float* a, lapack_int lda, float* tau) {
+  return LAPACKE_sgeqrf(l, m, n, a, lda, tau);
+}
+inline lapack_int geqrf(int l, lapack_int m, lapack_int n, double* a, lapack_int lda, double* tau) {
+  return LAPACKE_dgeqrf(l, m, n, a, lda, tau);
+}
+inline lapack_int geqrf(int l, lapack_int m, lapack_int n, std::complex<float>* a, lapack_int lda,
+                        std::complex<float>* tau) {
+  return LAPACKE_cgeqrf(l, m, n, a, lda, tau);
+}
+inline lapack_int geqrf(int l, lapack_int m, lapack_int n, std::complex<double>* a, lapack_int lda,
+                        std::complex<double>* tau) {
+  return LAPACKE_zgeqrf(l, m, n, a, lda, tau);
+}
+
 }  // namespace detail
+
+// LAPACKE_xpotrf on a host View (column-major, or row-major with the triangle mirrored by
+// LAPACKE): returns LAPACK's info.
+template <class AView>
+int potrf(Triangle triangle, const AView& A) {
+  static_assert(is_matrix_view_v<AView>);
+  if (A.extent(0) == 0) return 0;
+  const auto [l, lda] = detail::layout(A);
+  return detail::potrf(l, triangle == Triangle::lower ? 'L' : 'U', A.extent(0), detail::data(A),
+                       lda);
+}
+
+// LAPACKE_xgeqrf on a host View; tau holds min(m, n) entries.
+template <class AView, class TauView>
+void geqrf(const AView& A, const TauView& tau) {
+  static_assert(is_matrix_view_v<AView>);
+  if (A.extent(0) == 0 || A.extent(1) == 0) return;
+  const auto [l, lda] = detail::layout(A);
+  const lapack_int info =
+      detail::geqrf(l, A.extent(0), A.extent(1), detail::data(A), lda, detail::data(tau));
+  require(info == 0, "lapacke::geqrf", "info", "LAPACKE_xgeqrf returned ", info);
+}
 
 // LAPACKE_xgetrf on a host View: returns LAPACK's info.
 template <class AView, class PivView>

@@ -1,0 +1,111 @@
+#pragma once
+// The two forms a batch of matrices takes in the batched routines.
+//
+// Fixed size: a rank-3 View A(batch, m, n) in any layout (LayoutLeft, LayoutRight, LayoutStride).
+// basalt::make_batch allocates the recommended one: every matrix column-major and contiguous,
+// one after the other (strides (lda * n, 1, lda)). The batched routines give one team to one
+// matrix, so a matrix in one contiguous block is read in coalesced sweeps and a LAPACK or cuBLAS
+// routine takes it as it is. LayoutLeft with the batch index first interleaves the matrices
+// (batch stride 1): one team reading its matrix then uses one element of every cache line or
+// memory transaction; LayoutRight stores each matrix row by row, so a column is strided.
+//
+// Variable size ("vbatched"): basalt::VariableBatch, every matrix with its own m, n and leading
+// dimension, all in one flat array of values at per-matrix offsets. make_variable_batch builds
+// one from host vectors of sizes. Per-matrix vectors (pivots, tau) of variable lengths are
+// VariableBatch of one column each (make_variable_vectors).
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "basalt/core/errors.hpp"
+
+namespace basalt {
+
+template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+using BatchView = Kokkos::View<Scalar***, Kokkos::LayoutStride, MemorySpace>;
+
+// batch matrices of m x n, each column-major and contiguous with leading dimension max(1, m).
+template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+BatchView<Scalar, MemorySpace> make_batch(const std::string& label, int batch, int m, int n) {
+  require(batch >= 0, "make_batch", "batch", "batch = ", batch, " is negative");
+  require(m >= 0, "make_batch", "m", "m = ", m, " is negative");
+  require(n >= 0, "make_batch", "n", "n = ", n, " is negative");
+  const std::size_t ld = std::max(1, m);
+  return BatchView<Scalar, MemorySpace>(label, Kokkos::LayoutStride(batch, ld * n, m, 1, n, ld));
+}
+
+// Matrix b is rows(b) x cols(b), column-major with leading dimension ld(b), starting at
+// values(offset(b)). The host_ Views hold the same sizes on the host, so that argument checks
+// and launch sizes never read the device.
+template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+struct VariableBatch {
+  using value_type = Scalar;
+  using memory_space = MemorySpace;
+  using HostInts = Kokkos::View<int*, Kokkos::HostSpace>;
+  using HostOffsets = Kokkos::View<std::int64_t*, Kokkos::HostSpace>;
+
+  Kokkos::View<Scalar*, MemorySpace> values;
+  Kokkos::View<int*, MemorySpace> rows, cols, ld;
+  Kokkos::View<std::int64_t*, MemorySpace> offset;
+  HostInts host_rows, host_cols, host_ld;
+  HostOffsets host_offset;
+
+  int count() const { return static_cast<int>(host_rows.extent(0)); }
+};
+
+// One matrix of rows[b] x cols[b] per entry, leading dimension max(1, rows[b]), zero-filled.
+template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+VariableBatch<Scalar, MemorySpace> make_variable_batch(const std::string& label,
+                                                       const std::vector<int>& rows,
+                                                       const std::vector<int>& cols) {
+  require(rows.size() == cols.size(), "make_variable_batch", "cols", "cols has ", cols.size(),
+          " entries; rows has ", rows.size());
+  const int count = static_cast<int>(rows.size());
+  VariableBatch<Scalar, MemorySpace> batch;
+  batch.host_rows = typename VariableBatch<Scalar, MemorySpace>::HostInts("rows", count);
+  batch.host_cols = typename VariableBatch<Scalar, MemorySpace>::HostInts("cols", count);
+  batch.host_ld = typename VariableBatch<Scalar, MemorySpace>::HostInts("ld", count);
+  batch.host_offset = typename VariableBatch<Scalar, MemorySpace>::HostOffsets("offset", count);
+  std::int64_t total = 0;
+  for (int b = 0; b < count; ++b) {
+    require(rows[b] >= 0, "make_variable_batch", "rows", "rows[", b, "] = ", rows[b],
+            " is negative");
+    require(cols[b] >= 0, "make_variable_batch", "cols", "cols[", b, "] = ", cols[b],
+            " is negative");
+    batch.host_rows(b) = rows[b];
+    batch.host_cols(b) = cols[b];
+    batch.host_ld(b) = std::max(1, rows[b]);
+    batch.host_offset(b) = total;
+    total += std::int64_t(batch.host_ld(b)) * cols[b];
+  }
+  batch.values = Kokkos::View<Scalar*, MemorySpace>(label, total);
+  auto to_device = [](const auto& host) {
+    return Kokkos::create_mirror_view_and_copy(MemorySpace(), host);
+  };
+  batch.rows = to_device(batch.host_rows);
+  batch.cols = to_device(batch.host_cols);
+  batch.ld = to_device(batch.host_ld);
+  batch.offset = to_device(batch.host_offset);
+  return batch;
+}
+
+// Vectors of lengths[b] entries (pivots, tau): a VariableBatch of one column per matrix.
+template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+VariableBatch<Scalar, MemorySpace> make_variable_vectors(const std::string& label,
+                                                         const std::vector<int>& lengths) {
+  return make_variable_batch<Scalar, MemorySpace>(label, lengths,
+                                                  std::vector<int>(lengths.size(), 1));
+}
+
+// min(m, n) of every matrix of a variable batch: the lengths of its pivot and tau vectors.
+template <class Scalar, class MemorySpace>
+std::vector<int> min_dimensions(const VariableBatch<Scalar, MemorySpace>& batch) {
+  std::vector<int> lengths(batch.count());
+  for (int b = 0; b < batch.count(); ++b)
+    lengths[b] = std::min(batch.host_rows(b), batch.host_cols(b));
+  return lengths;
+}
+
+}  // namespace basalt

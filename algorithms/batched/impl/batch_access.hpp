@@ -1,0 +1,167 @@
+#pragma once
+// One view of both batch forms for the kernels: matrix b as a pointer and two strides. A fixed
+// batch (a rank-3 View, or a rank-2 View of per-matrix vectors) and a VariableBatch become the
+// same BatchAccess, so every kernel is written and compiled once for both.
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <type_traits>
+
+#include "basalt/algorithms/batched/batch.hpp"
+#include "basalt/core/errors.hpp"
+#include "basalt/core/views.hpp"
+
+namespace basalt::impl {
+
+// One matrix of a batch (in global memory or team scratch): the type every team kernel takes.
+template <class T>
+using MatrixRef = Kokkos::View<T**, Kokkos::LayoutStride, Kokkos::AnonymousSpace,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+template <class T>
+using VectorRef = Kokkos::View<T*, Kokkos::LayoutStride, Kokkos::AnonymousSpace,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+template <class T, class Memory>
+struct BatchAccess {
+  using value_type = T;
+  T* data = nullptr;
+  int count = 0;
+  bool variable = false;
+  // Fixed form: every matrix fixed_rows x fixed_cols at data + b * batch_stride.
+  int fixed_rows = 0, fixed_cols = 0;
+  std::int64_t row_stride = 1, col_stride = 1, batch_stride = 0;
+  // Variable form: VariableBatch's device sizes.
+  Kokkos::View<const int*, Memory> var_rows, var_cols, var_ld;
+  Kokkos::View<const std::int64_t*, Memory> var_offset;
+  // Host side, for checks and launch sizes.
+  Kokkos::View<const int*, Kokkos::HostSpace> host_rows_, host_cols_;
+  int max_rows = 0, max_cols = 0;
+
+  KOKKOS_INLINE_FUNCTION int rows(int b) const { return variable ? var_rows(b) : fixed_rows; }
+  KOKKOS_INLINE_FUNCTION int cols(int b) const { return variable ? var_cols(b) : fixed_cols; }
+
+  KOKKOS_INLINE_FUNCTION MatrixRef<T> matrix(int b) const {
+    if (variable)
+      return MatrixRef<T>(data + var_offset(b),
+                          Kokkos::LayoutStride(var_rows(b), 1, var_cols(b), var_ld(b)));
+    return MatrixRef<T>(data + b * batch_stride,
+                        Kokkos::LayoutStride(fixed_rows, row_stride, fixed_cols, col_stride));
+  }
+  // Column 0 of matrix b: a per-matrix vector (pivots, tau) of rows(b) entries.
+  KOKKOS_INLINE_FUNCTION VectorRef<T> vector(int b) const {
+    if (variable) return VectorRef<T>(data + var_offset(b), Kokkos::LayoutStride(var_rows(b), 1));
+    return VectorRef<T>(data + b * batch_stride, Kokkos::LayoutStride(fixed_rows, row_stride));
+  }
+
+  int host_rows(int b) const { return variable ? host_rows_(b) : fixed_rows; }
+  int host_cols(int b) const { return variable ? host_cols_(b) : fixed_cols; }
+};
+
+template <class T>
+inline constexpr bool is_variable_batch_v = false;
+template <class T, class M>
+inline constexpr bool is_variable_batch_v<VariableBatch<T, M>> = true;
+
+// The scalar type of a batch, either form.
+template <class Batch>
+using batch_scalar_t = std::remove_const_t<typename Batch::value_type>;
+
+template <class ExecSpace, class T, class M>
+BatchAccess<T, M> variable_access(const VariableBatch<T, M>& batch) {
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, M>::accessible,
+                "the batch must be accessible from the execution space");
+  BatchAccess<T, M> a;
+  a.data = batch.values.data();
+  a.count = batch.count();
+  a.variable = true;
+  a.var_rows = batch.rows;
+  a.var_cols = batch.cols;
+  a.var_ld = batch.ld;
+  a.var_offset = batch.offset;
+  a.host_rows_ = batch.host_rows;
+  a.host_cols_ = batch.host_cols;
+  for (int b = 0; b < a.count; ++b) {
+    a.max_rows = std::max(a.max_rows, batch.host_rows(b));
+    a.max_cols = std::max(a.max_cols, batch.host_cols(b));
+  }
+  return a;
+}
+
+// A batch of matrices: a rank-3 View (batch, m, n) in any layout, or a VariableBatch.
+template <class ExecSpace, class Batch>
+auto matrices(const Batch& batch) {
+  if constexpr (is_variable_batch_v<Batch>) {
+    static_assert(is_basalt_scalar_v<typename Batch::value_type>,
+                  "a VariableBatch of float, double or their Kokkos::complex types");
+    return variable_access<ExecSpace>(batch);
+  } else {
+    static_assert(Kokkos::is_view<Batch>::value && Batch::rank == 3 &&
+                      is_basalt_scalar_v<typename Batch::value_type>,
+                  "a batch of matrices is a rank-3 View A(batch, m, n) of float, double or their "
+                  "Kokkos::complex types, or a basalt::VariableBatch");
+    static_assert(is_accessible_from_v<ExecSpace, Batch>,
+                  "the batch must be accessible from the execution space");
+    BatchAccess<typename Batch::value_type, typename Batch::memory_space> a;
+    a.data = batch.data();
+    a.count = static_cast<int>(batch.extent(0));
+    a.fixed_rows = a.max_rows = static_cast<int>(batch.extent(1));
+    a.fixed_cols = a.max_cols = static_cast<int>(batch.extent(2));
+    a.batch_stride = batch.stride(0);
+    a.row_stride = batch.stride(1);
+    a.col_stride = batch.stride(2);
+    return a;
+  }
+}
+
+// A batch of per-matrix vectors: a rank-2 View (batch, length) in any layout, or a
+// VariableBatch whose matrices have at least one column (column 0 is the vector).
+template <class ExecSpace, class Batch>
+auto vectors(const Batch& batch, const char* routine, const char* argument) {
+  if constexpr (is_variable_batch_v<Batch>) {
+    auto a = variable_access<ExecSpace>(batch);
+    for (int b = 0; b < a.count; ++b)
+      require(a.host_cols(b) >= 1, routine, argument, "matrix ", b, " of ", argument,
+              " has no column to hold its vector");
+    return a;
+  } else {
+    static_assert(Kokkos::is_view<Batch>::value && Batch::rank == 2,
+                  "a batch of vectors is a rank-2 View (batch, length) or a basalt::VariableBatch");
+    static_assert(is_accessible_from_v<ExecSpace, Batch>,
+                  "the batch must be accessible from the execution space");
+    BatchAccess<typename Batch::value_type, typename Batch::memory_space> a;
+    a.data = batch.data();
+    a.count = static_cast<int>(batch.extent(0));
+    a.fixed_rows = a.max_rows = static_cast<int>(batch.extent(1));
+    a.fixed_cols = a.max_cols = 1;
+    a.batch_stride = batch.stride(0);
+    a.row_stride = batch.stride(1);
+    return a;
+  }
+}
+
+// Argument checks shared by the batched routines; each throws InvalidArgument naming the
+// argument, before any work.
+template <class A, class B>
+void require_same_count(const char* routine, const char* argument, const A& first, const B& other) {
+  require(other.count == first.count, routine, argument, argument, " holds ", other.count,
+          " entries for a batch of ", first.count);
+}
+
+template <class ExecSpace, class InfoView>
+void require_info(const char* routine, const InfoView& info, int count) {
+  static_assert(Kokkos::is_view<InfoView>::value && InfoView::rank == 1 &&
+                    std::is_same_v<typename InfoView::value_type, int>,
+                "info must be a writable rank-1 View of int");
+  static_assert(is_accessible_from_v<ExecSpace, InfoView>,
+                "info must be accessible from the execution space");
+  require(static_cast<int>(info.extent(0)) == count, routine, "info", "info holds ", info.extent(0),
+          " entries for a batch of ", count);
+}
+
+// How many matrices the per-matrix checks must visit: all of them when any batch has variable
+// sizes, one when every batch is fixed-size (its sizes are the same for all).
+template <class... Access>
+int matrices_to_check(int count, const Access&... batches) {
+  return (batches.variable || ...) ? count : std::min(count, 1);
+}
+
+}  // namespace basalt::impl

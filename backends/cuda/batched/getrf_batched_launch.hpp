@@ -1,0 +1,40 @@
+#pragma once
+// Launcher of the CUDA batched LU for small matrices (seed 001: the whole matrix kept on chip).
+// No Kokkos: getrf_batched.cu includes this.
+//
+// One warp per matrix, one row per lane, the row in registers: the pivot search is a warp
+// reduction, the interchange and the broadcast of the pivot row are shuffles, and scaling and
+// rank-1 update run on registers. No shared memory, so as many warps as registers allow share
+// an SM. Matrices up to max_rows x max_columns.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace basalt::cuda::kernels {
+
+inline constexpr int getrf_batched_max_rows = 32;
+inline constexpr int getrf_batched_max_columns = 32;
+
+// Where matrix b of a batch lies: fixed (every matrix rows x cols at data + b * batch_stride)
+// or variable (sizes, leading dimensions and offsets per matrix, device arrays). Pivot and
+// info vectors use the same description, with one column.
+template <class T>
+struct DeviceBatch {
+  T* data = nullptr;
+  bool variable = false;
+  int rows = 0, cols = 0;
+  std::int64_t row_stride = 1, col_stride = 1, batch_stride = 0;
+  const int* var_rows = nullptr;
+  const int* var_cols = nullptr;
+  const int* var_ld = nullptr;
+  const std::int64_t* var_offset = nullptr;
+};
+
+// LU with partial pivoting of `count` matrices of at most max_rows x max_columns (largest_cols:
+// the widest of them). ipiv: 1-based pivots; info(b) = info[b * info_stride], LAPACK's.
+// Asynchronous on stream.
+template <class T>
+void getrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<int>& ipiv,
+                         int* info, std::int64_t info_stride, int count, int largest_cols);
+
+}  // namespace basalt::cuda::kernels

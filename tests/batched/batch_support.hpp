@@ -1,0 +1,155 @@
+#pragma once
+// What the batched tests share: host copies of batches in both forms, test matrices, and the
+// backward errors, computed on the host in complex<double>.
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "basalt/algorithms/batched/batch.hpp"
+#include "basalt/core/views.hpp"
+#include "support.hpp"
+
+namespace basalt::test {
+
+using Wide = Kokkos::complex<double>;
+using WideMatrix = Kokkos::View<Wide**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+template <class T>
+using HostMatrix = Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+
+template <class T>
+double eps() {
+  return std::numeric_limits<real_t<T>>::epsilon();
+}
+
+template <class View>
+WideMatrix widen(const View& a) {
+  WideMatrix w("wide", a.extent(0), a.extent(1));
+  for (size_t j = 0; j < a.extent(1); ++j)
+    for (size_t i = 0; i < a.extent(0); ++i) w(i, j) = Wide(a(i, j));
+  return w;
+}
+
+inline double frobenius(const WideMatrix& a) {
+  double s = 0;
+  for (size_t j = 0; j < a.extent(1); ++j)
+    for (size_t i = 0; i < a.extent(0); ++i) s += Kokkos::abs(a(i, j)) * Kokkos::abs(a(i, j));
+  return std::sqrt(s);
+}
+
+// C = op(A) B, with op one of none, conjugate transpose.
+inline WideMatrix product(const WideMatrix& a, bool adjoint_a, const WideMatrix& b) {
+  const size_t m = adjoint_a ? a.extent(1) : a.extent(0), k = b.extent(0);
+  WideMatrix c("C", m, b.extent(1));
+  for (size_t j = 0; j < b.extent(1); ++j)
+    for (size_t p = 0; p < k; ++p) {
+      const Wide bpj = b(p, j);
+      if (bpj == Wide(0)) continue;
+      for (size_t i = 0; i < m; ++i) c(i, j) += (adjoint_a ? Kokkos::conj(a(p, i)) : a(i, p)) * bpj;
+    }
+  return c;
+}
+
+// ||error||_F / (scale ||reference||_F eps); an exactly-zero reference needs an exactly-zero error.
+inline double relative(const WideMatrix& error, const WideMatrix& reference, double scale,
+                       double epsilon) {
+  const double r = frobenius(reference), e = frobenius(error);
+  if (r == 0) return e == 0 ? 0 : INFINITY;
+  return e / (scale * r * epsilon);
+}
+
+// A random m x n host matrix; singular = true zeroes its column min(5, n - 1).
+template <class T>
+HostMatrix<T> random_matrix(int m, int n, bool singular = false) {
+  HostMatrix<T> a("A", m, n);
+  fill_random(a);
+  if (singular && n > 0)
+    for (int i = 0; i < m; ++i) a(i, std::min(5, n - 1)) = T(0);
+  return a;
+}
+
+// A random Hermitian positive definite n x n matrix (B B^H + n I); not_spd = true makes its
+// diagonal entry min(3, n - 1) negative enough that the factorization fails there or before.
+template <class T>
+HostMatrix<T> spd_matrix(int n, bool not_spd = false) {
+  const auto b = widen(random_matrix<T>(n, n));
+  HostMatrix<T> a("A", n, n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      Wide s = i == j ? Wide(n) : Wide(0);
+      for (int k = 0; k < n; ++k) s += b(i, k) * Kokkos::conj(b(j, k));
+      if constexpr (std::is_floating_point_v<T>)
+        a(i, j) = static_cast<T>(s.real());
+      else
+        a(i, j) =
+            T(static_cast<real_t<T>>(s.real()), static_cast<real_t<T>>(i == j ? 0.0 : s.imag()));
+    }
+  if (not_spd && n > 0) {
+    const int j = std::min(3, n - 1);
+    a(j, j) = T(-1);
+  }
+  return a;
+}
+
+// A fixed batch of host matrices on the default execution space, in make_batch's layout.
+template <class T>
+BatchView<T> device_batch(const std::vector<HostMatrix<T>>& host, int m, int n) {
+  auto batch = make_batch<T>("batch", static_cast<int>(host.size()), m, n);
+  auto mirror = Kokkos::create_mirror_view(batch);
+  for (size_t b = 0; b < host.size(); ++b)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) mirror(b, i, j) = host[b](i, j);
+  Kokkos::deep_copy(batch, mirror);
+  return batch;
+}
+
+// Matrix b of a fixed batch (any layout), copied to the host.
+template <class HostBatch>
+auto host_matrix(const HostBatch& batch, int b) {
+  using T = std::remove_const_t<typename HostBatch::value_type>;
+  HostMatrix<T> a("a", batch.extent(1), batch.extent(2));
+  for (size_t j = 0; j < a.extent(1); ++j)
+    for (size_t i = 0; i < a.extent(0); ++i) a(i, j) = batch(b, i, j);
+  return a;
+}
+
+// A variable batch holding the given host matrices.
+template <class T>
+VariableBatch<T> variable_batch(const std::vector<HostMatrix<T>>& host) {
+  std::vector<int> rows, cols;
+  for (const auto& a : host) {
+    rows.push_back(static_cast<int>(a.extent(0)));
+    cols.push_back(static_cast<int>(a.extent(1)));
+  }
+  auto batch = make_variable_batch<T>("batch", rows, cols);
+  auto values = Kokkos::create_mirror_view(batch.values);
+  for (size_t b = 0; b < host.size(); ++b)
+    for (int j = 0; j < cols[b]; ++j)
+      for (int i = 0; i < rows[b]; ++i)
+        values(batch.host_offset(b) + i + std::int64_t(j) * batch.host_ld(b)) = host[b](i, j);
+  Kokkos::deep_copy(batch.values, values);
+  return batch;
+}
+
+// Every matrix of a variable batch, copied to the host.
+template <class T, class M>
+std::vector<HostMatrix<T>> host_matrices(const VariableBatch<T, M>& batch) {
+  auto values = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.values);
+  std::vector<HostMatrix<T>> all;
+  for (int b = 0; b < batch.count(); ++b) {
+    HostMatrix<T> a("a", batch.host_rows(b), batch.host_cols(b));
+    for (int j = 0; j < batch.host_cols(b); ++j)
+      for (int i = 0; i < batch.host_rows(b); ++i)
+        a(i, j) = values(batch.host_offset(b) + i + std::int64_t(j) * batch.host_ld(b));
+    all.push_back(a);
+  }
+  return all;
+}
+
+template <class View>
+auto to_host(const View& v) {
+  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+}
+
+}  // namespace basalt::test

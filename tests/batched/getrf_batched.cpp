@@ -1,0 +1,396 @@
+#include "basalt/algorithms/batched/getrf_batched.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+
+#include "basalt/backends/host/lapacke.hpp"
+#include "batched/batch_support.hpp"
+
+using namespace basalt;
+using namespace basalt::test;
+
+namespace {
+
+// ||P A - L U||_F / (max(m, n) ||A||_F eps) for the packed factors and 1-based pivots.
+template <class T, class LU, class Piv>
+double lu_backward_error(const HostMatrix<T>& original, const LU& lu, const Piv& ipiv) {
+  const int m = original.extent(0), n = original.extent(1), mn = std::min(m, n);
+  WideMatrix pa = widen(original);
+  for (int k = 0; k < mn; ++k)
+    for (int j = 0; j < n; ++j) std::swap(pa(k, j), pa(ipiv(k) - 1, j));
+  const WideMatrix f = widen(lu);
+  WideMatrix l("L", m, mn), u("U", mn, n);
+  for (int k = 0; k < mn; ++k) {
+    l(k, k) = 1;
+    for (int i = k + 1; i < m; ++i) l(i, k) = f(i, k);
+    for (int j = k; j < n; ++j) u(k, j) = f(k, j);
+  }
+  const WideMatrix product_lu = product(l, false, u);
+  WideMatrix error("E", m, n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) error(i, j) = pa(i, j) - product_lu(i, j);
+  return relative(error, widen(original), std::max(m, n), eps<T>());
+}
+
+template <class T>
+bool all_finite(const HostMatrix<T>& a) {
+  for (size_t j = 0; j < a.extent(1); ++j)
+    for (size_t i = 0; i < a.extent(0); ++i)
+      if (!std::isfinite(magnitude(a(i, j)))) return false;
+  return true;
+}
+
+// Checks one factored matrix: info, backward error, and in double LAPACK's own pivots.
+template <class T, class Piv>
+void check_factors(const HostMatrix<T>& original, const HostMatrix<T>& lu, const Piv& ipiv,
+                   int info, bool singular) {
+  const int m = original.extent(0), n = original.extent(1);
+  if (singular && std::min(m, n) > std::min(5, n - 1))
+    CHECK(info == std::min(5, n - 1) + 1);
+  else if (!singular)
+    CHECK(info == 0);
+  CHECK(lu_backward_error(original, lu, ipiv) < 30);
+  CHECK(all_finite(lu));
+  if constexpr (std::is_same_v<real_t<T>, double>) {
+    auto reference = Kokkos::create_mirror(Kokkos::HostSpace(), original);
+    Kokkos::deep_copy(reference, original);
+    Kokkos::View<int*, Kokkos::HostSpace> reference_ipiv("ipiv", std::min(m, n));
+    lapacke::getrf(reference, reference_ipiv);
+    bool same = true;
+    for (int k = 0; k < std::min(m, n); ++k) same = same && ipiv(k) == reference_ipiv(k);
+    CHECK(same);
+  }
+}
+
+struct Case {
+  int m, n, count;
+};
+
+// Sizes 1 to 512, each batch with singular members mixed in; big sizes keep to a few matrices.
+const std::vector<Case> fixed_cases = {{1, 1, 50},    {2, 2, 300},  {7, 7, 100},  {16, 16, 60},
+                                       {33, 33, 20},  {64, 64, 8},  {65, 65, 5},  {100, 100, 3},
+                                       {129, 129, 2}, {300, 70, 2}, {70, 300, 2}, {512, 512, 2}};
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("getrf_batched factors every matrix of a fixed-size batch", "[getrf_batched]",
+                   float, double, Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  for (const auto [m, n, count] : fixed_cases) {
+    CAPTURE(m, n, count);
+    std::vector<HostMatrix<T>> originals;
+    for (int b = 0; b < count; ++b) originals.push_back(random_matrix<T>(m, n, b % 3 == 1));
+    auto A = device_batch(originals, m, n);
+    Kokkos::View<int**, Kokkos::LayoutRight> ipiv("ipiv", count, std::min(m, n));
+    Kokkos::View<int*> info("info", count);
+    getrf_batched(Exec(), A, ipiv, info);
+    const auto lu = to_host(A);
+    const auto pivots = to_host(ipiv);
+    const auto infos = to_host(info);
+    for (int b = 0; b < count; ++b) {
+      CAPTURE(b);
+      check_factors(originals[b], host_matrix(lu, b), Kokkos::subview(pivots, b, Kokkos::ALL),
+                    infos(b), b % 3 == 1);
+    }
+  }
+}
+
+TEST_CASE("getrf_batched on 100,000 tiny matrices", "[getrf_batched]") {
+  const int count = 100000;
+  for (const int n : {1, 3}) {
+    CAPTURE(n);
+    // Every 7th matrix has a zero last column: info = n.
+    auto original = Kokkos::create_mirror_view(make_batch<double>("A", count, n, n));
+    for (int b = 0; b < count; ++b)
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i)
+          original(b, i, j) = b % 7 == 3 && j == n - 1 ? 0.0 : random_scalar<double>();
+    auto A = make_batch<double>("A", count, n, n);
+    Kokkos::deep_copy(A, original);
+    Kokkos::View<int**> ipiv("ipiv", count, n);
+    Kokkos::View<int*> info("info", count);
+    getrf_batched(Exec(), A, ipiv, info);
+    const auto lu = to_host(A);
+    const auto pivots = to_host(ipiv);
+    const auto infos = to_host(info);
+    // ||P A - L U||_max / (n ||A||_max eps), small enough to check inline for every matrix.
+    int wrong_info = 0, inaccurate = 0;
+    for (int b = 0; b < count; ++b) {
+      wrong_info += infos(b) != (b % 7 == 3 ? n : 0);
+      double pa[3][3], largest = 0, error = 0;
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) pa[i][j] = original(b, i, j);
+      for (int k = 0; k < n; ++k)
+        for (int j = 0; j < n; ++j) std::swap(pa[k][j], pa[pivots(b, k) - 1][j]);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          double s = 0;
+          for (int k = 0; k <= std::min(i, j); ++k) s += (k == i ? 1.0 : lu(b, i, k)) * lu(b, k, j);
+          error = std::max(error, std::abs(pa[i][j] - s));
+          largest = std::max(largest, std::abs(pa[i][j]));
+        }
+      inaccurate += !(error <= 30 * n * largest * eps<double>());
+    }
+    CHECK(wrong_info == 0);
+    CHECK(inaccurate == 0);
+  }
+}
+
+TEMPLATE_TEST_CASE("getrf_batched on a variable-size batch, sizes 1 to 512", "[getrf_batched]",
+                   float, double, Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  const std::vector<std::pair<int, int>> shapes = {
+      {1, 1},   {512, 512}, {2, 2},   {0, 3},  {3, 0},  {17, 17},  {5, 9},     {9, 5},
+      {32, 32}, {33, 33},   {64, 64}, {1, 40}, {40, 1}, {100, 80}, {128, 128}, {257, 257}};
+  std::vector<HostMatrix<T>> originals;
+  for (size_t b = 0; b < shapes.size(); ++b)
+    originals.push_back(random_matrix<T>(shapes[b].first, shapes[b].second, b % 4 == 2));
+  auto A = variable_batch(originals);
+  auto ipiv = make_variable_vectors<int>("ipiv", min_dimensions(A));
+  Kokkos::View<int*> info("info", A.count());
+  getrf_batched(Exec(), A, ipiv, info);
+  const auto lu = host_matrices(A);
+  const auto pivots = host_matrices(ipiv);
+  const auto infos = to_host(info);
+  for (size_t b = 0; b < shapes.size(); ++b) {
+    CAPTURE(b, shapes[b].first, shapes[b].second);
+    check_factors(originals[b], lu[b], Kokkos::subview(pivots[b], Kokkos::ALL, 0), infos(b),
+                  b % 4 == 2);
+  }
+}
+
+TEST_CASE("getrf_batched takes any layout and any team shape to the same factors",
+          "[getrf_batched]") {
+  using T = double;
+  for (const int n : {6, 40, 90}) {
+    CAPTURE(n);
+    const int count = 4;
+    std::vector<HostMatrix<T>> originals;
+    for (int b = 0; b < count; ++b) originals.push_back(random_matrix<T>(n, n));
+    auto reference = device_batch(originals, n, n);
+    Kokkos::View<int**> ipiv("ipiv", count, n);
+    Kokkos::View<int*> info("info", count);
+    getrf_batched(Exec(), reference, ipiv, info);
+    const auto expected = to_host(reference);
+
+    Kokkos::View<T***, Kokkos::LayoutLeft> left("left", count, n, n);
+    Kokkos::View<T***, Kokkos::LayoutRight> right("right", count, n, n);
+    {
+      auto l = Kokkos::create_mirror_view(left);
+      auto r = Kokkos::create_mirror_view(right);
+      for (int b = 0; b < count; ++b)
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < n; ++i) l(b, i, j) = r(b, i, j) = originals[b](i, j);
+      Kokkos::deep_copy(left, l);
+      Kokkos::deep_copy(right, r);
+    }
+    getrf_batched(Exec(), left, ipiv, info);
+    getrf_batched(Exec(), right, ipiv, info);
+
+    // The portable kernel with its default launch, with two threads per team in scratch, and
+    // in place (no scratch). (The public call above may take a backend's kernel instead.)
+    auto portable_default = device_batch(originals, n, n);
+    auto in_place = device_batch(originals, n, n);
+    auto threaded = device_batch(originals, n, n);
+    const auto pivots = impl::vectors<Exec>(ipiv, "test", "ipiv");
+    auto launch = impl::batch_launch<Exec>(impl::matrices<Exec>(threaded));
+    portable::getrf_batched(Exec(), impl::matrices<Exec>(portable_default), pivots, info, launch);
+    launch.team.team_size = 2;
+    portable::getrf_batched(Exec(), impl::matrices<Exec>(threaded), pivots, info, launch);
+    launch.scratch_bytes = 0;
+    portable::getrf_batched(Exec(), impl::matrices<Exec>(in_place), pivots, info, launch);
+
+    const auto l = to_host(left);
+    const auto r = to_host(right);
+    const auto d = to_host(portable_default);
+    const auto p = to_host(in_place);
+    const auto t = to_host(threaded);
+    bool same_public = true, same_portable = true;
+    for (int b = 0; b < count; ++b)
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) {
+          const T e = expected(b, i, j), e_portable = d(b, i, j);
+          same_public = same_public && l(b, i, j) == e && r(b, i, j) == e;
+          same_portable = same_portable && p(b, i, j) == e_portable && t(b, i, j) == e_portable;
+        }
+    CHECK(same_public);
+    CHECK(same_portable);
+  }
+}
+
+TEMPLATE_TEST_CASE("getrs_batched and gesv_batched solve every system", "[getrs_batched]", float,
+                   double, Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  for (const auto [n, nrhs, count] : std::vector<Case>{{1, 1, 5}, {20, 3, 10}, {150, 2, 2}})
+    for (const Op op : {Op::none, Op::transpose, Op::conj_transpose}) {
+      CAPTURE(n, nrhs, count, static_cast<int>(op));
+      std::vector<HostMatrix<T>> a, b;
+      for (int k = 0; k < count; ++k) {
+        a.push_back(random_matrix<T>(n, n));
+        b.push_back(random_matrix<T>(n, nrhs));
+      }
+      auto A = device_batch(a, n, n);
+      auto B = device_batch(b, n, nrhs);
+      Kokkos::View<int**> ipiv("ipiv", count, n);
+      Kokkos::View<int*> info("info", count);
+      getrf_batched(Exec(), A, ipiv, info);
+      getrs_batched(Exec(), op, A, ipiv, B);
+      const auto x = to_host(B);
+      for (int k = 0; k < count; ++k) {
+        // ||B - op(A) X||_F / (n ||A||_F ||X||_F eps)
+        WideMatrix wa = widen(a[k]);
+        if (op == Op::transpose)
+          for (int j = 0; j < n; ++j)
+            for (int i = 0; i < n; ++i) wa(i, j) = Kokkos::conj(wa(i, j));
+        const WideMatrix xk = widen(host_matrix(x, k));
+        const WideMatrix ax = product(wa, op != Op::none, xk);
+        WideMatrix r = widen(b[k]);
+        for (int j = 0; j < nrhs; ++j)
+          for (int i = 0; i < n; ++i) r(i, j) -= ax(i, j);
+        CHECK(frobenius(r) / (n * frobenius(wa) * frobenius(xk) * eps<T>()) < 30);
+      }
+    }
+}
+
+TEST_CASE("gesv_batched leaves B alone for singular members only", "[gesv_batched]") {
+  using T = double;
+  const int n = 12, count = 6;
+  std::vector<HostMatrix<T>> a, b;
+  for (int k = 0; k < count; ++k) {
+    a.push_back(random_matrix<T>(n, n, k % 2 == 1));
+    b.push_back(random_matrix<T>(n, 1));
+  }
+  auto A = variable_batch(a);
+  auto B = variable_batch(b);
+  auto ipiv = make_variable_vectors<int>("ipiv", min_dimensions(A));
+  Kokkos::View<int*> info("info", count);
+  gesv_batched(Exec(), A, ipiv, B, info);
+  const auto x = host_matrices(B);
+  const auto infos = to_host(info);
+  for (int k = 0; k < count; ++k) {
+    CAPTURE(k);
+    if (k % 2 == 1) {
+      CHECK(infos(k) == 6);
+      CHECK(identical(x[k], b[k]));
+    } else {
+      CHECK(infos(k) == 0);
+      const WideMatrix r0 = product(widen(a[k]), false, widen(x[k]));
+      WideMatrix r = widen(b[k]);
+      for (int i = 0; i < n; ++i) r(i, 0) -= r0(i, 0);
+      CHECK(frobenius(r) / (n * frobenius(widen(a[k])) * frobenius(widen(x[k])) * eps<T>()) < 30);
+    }
+  }
+}
+
+TEST_CASE("getrf_batched on empty, NaN and invalid input", "[getrf_batched]") {
+  {
+    auto empty = make_batch<double>("empty", 0, 4, 4);
+    Kokkos::View<int**> ipiv("ipiv", 0, 4);
+    Kokkos::View<int*> info("info", 0);
+    getrf_batched(Exec(), empty, ipiv, info);
+    auto no_rows = make_batch<double>("no rows", 3, 0, 4);
+    Kokkos::View<int**> no_pivots("ipiv", 3, 0);
+    Kokkos::View<int*> infos("info", 3);
+    Kokkos::deep_copy(infos, 7);
+    getrf_batched(Exec(), no_rows, no_pivots, infos);
+    CHECK(to_host(infos)(2) == 0);
+  }
+  // A NaN in one matrix spreads in that one only, and the call completes.
+  std::vector<HostMatrix<double>> originals;
+  for (int b = 0; b < 3; ++b) originals.push_back(random_matrix<double>(30, 30));
+  originals[1](4, 2) = std::numeric_limits<double>::quiet_NaN();
+  auto A = device_batch(originals, 30, 30);
+  Kokkos::View<int**> ipiv("ipiv", 3, 30);
+  Kokkos::View<int*> info("info", 3);
+  getrf_batched(Exec(), A, ipiv, info);
+  const auto lu = to_host(A);
+  CHECK(std::isnan(lu(1, 29, 29)));
+  CHECK(all_finite(host_matrix(lu, 0)));
+  CHECK(all_finite(host_matrix(lu, 2)));
+
+  // Bad arguments throw, naming the argument, before A is touched.
+  auto B = device_batch(originals, 30, 30);
+  Kokkos::View<int**> short_ipiv("ipiv", 3, 29);
+  Kokkos::View<int*> short_info("info", 2);
+  Kokkos::View<int**> few_ipiv("ipiv", 2, 30);
+  auto argument_of = [](auto&& call) -> std::string {
+    try {
+      call();
+    } catch (const InvalidArgument& e) {
+      return e.argument();
+    }
+    return "none";
+  };
+  CHECK(argument_of([&] { getrf_batched(Exec(), B, short_ipiv, info); }) == "ipiv");
+  CHECK(argument_of([&] { getrf_batched(Exec(), B, few_ipiv, info); }) == "ipiv");
+  CHECK(argument_of([&] { getrf_batched(Exec(), B, ipiv, short_info); }) == "info");
+  auto rhs = make_batch<double>("rhs", 3, 31, 1);
+  CHECK(argument_of([&] { getrs_batched(Exec(), Op::none, B, ipiv, rhs); }) == "B");
+  auto wide = make_batch<double>("wide", 3, 30, 31);
+  Kokkos::View<int**> wide_ipiv("ipiv", 3, 30);
+  auto x = make_batch<double>("x", 3, 30, 1);
+  CHECK(argument_of([&] { gesv_batched(Exec(), wide, wide_ipiv, x, info); }) == "A");
+  CHECK(identical(host_matrix(to_host(B), 0), originals[0]));
+}
+
+#if defined(BASALT_ENABLE_CUDA)
+// The warp-per-matrix CUDA kernel against the portable team kernel on the same batches, on the
+// GPU: same info and (in double) the same pivots, factors equal up to rounding.
+TEMPLATE_TEST_CASE("cuda::getrf_batched equals portable::getrf_batched", "[getrf_batched][cuda]",
+                   float, double, Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  const std::vector<std::pair<int, int>> variable_shapes = {
+      {1, 1}, {32, 32}, {0, 5}, {7, 3}, {3, 7}, {17, 17}, {32, 20}, {20, 32}, {9, 9}};
+  // Fixed batches of every size 1 to 32 and a square variable batch; singular members mixed in.
+  std::vector<std::vector<HostMatrix<T>>> batches;
+  for (const int n : {1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32}) {
+    std::vector<HostMatrix<T>> batch;
+    for (int b = 0; b < 37; ++b) batch.push_back(random_matrix<T>(n, n, b % 5 == 2));
+    batches.push_back(batch);
+  }
+  std::vector<HostMatrix<T>> mixed;
+  for (size_t b = 0; b < variable_shapes.size(); ++b)
+    mixed.push_back(
+        random_matrix<T>(variable_shapes[b].first, variable_shapes[b].second, b % 3 == 1));
+  batches.push_back(mixed);
+
+  const Kokkos::Cuda exec;
+  for (size_t k = 0; k < batches.size(); ++k) {
+    const auto& originals = batches[k];
+    CAPTURE(k);
+    auto fast = variable_batch(originals);
+    auto reference = variable_batch(originals);
+    auto fast_ipiv = make_variable_vectors<int>("ipiv", min_dimensions(fast));
+    auto reference_ipiv = make_variable_vectors<int>("ipiv", min_dimensions(fast));
+    Kokkos::View<int*> fast_info("info", fast.count()), reference_info("info", fast.count());
+    const auto a_fast = impl::matrices<Exec>(fast);
+    const auto a_reference = impl::matrices<Exec>(reference);
+    REQUIRE(cuda::getrf_batched_fits(a_fast));
+    cuda::getrf_batched(exec, a_fast, impl::vectors<Exec>(fast_ipiv, "test", "ipiv"), fast_info);
+    portable::getrf_batched(exec, a_reference, impl::vectors<Exec>(reference_ipiv, "test", "ipiv"),
+                            reference_info, impl::batch_launch<Exec>(a_reference));
+    exec.fence();
+    const auto lu = host_matrices(fast);
+    const auto reference_lu = host_matrices(reference);
+    const auto pivots = host_matrices(fast_ipiv);
+    const auto reference_pivots = host_matrices(reference_ipiv);
+    const auto infos = to_host(fast_info);
+    const auto reference_infos = to_host(reference_info);
+    for (size_t b = 0; b < originals.size(); ++b) {
+      CAPTURE(b);
+      CHECK(infos(b) == reference_infos(b));
+      CHECK(lu_backward_error(originals[b], lu[b], Kokkos::subview(pivots[b], Kokkos::ALL, 0)) <
+            30);
+      if constexpr (std::is_same_v<real_t<T>, double>) {
+        CHECK(identical(pivots[b], reference_pivots[b]));
+        WideMatrix difference = widen(lu[b]);
+        const WideMatrix r = widen(reference_lu[b]);
+        for (size_t j = 0; j < r.extent(1); ++j)
+          for (size_t i = 0; i < r.extent(0); ++i) difference(i, j) -= r(i, j);
+        CHECK(frobenius(difference) <= 1e-12 * frobenius(r));
+      }
+    }
+  }
+}
+#endif

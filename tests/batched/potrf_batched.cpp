@@ -1,0 +1,189 @@
+#include "basalt/algorithms/batched/potrf_batched.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+
+#include "batched/batch_support.hpp"
+
+using namespace basalt;
+using namespace basalt::test;
+
+namespace {
+
+// ||A - L L^H||_F / (n ||A||_F eps) (or U^H U), from the factor's triangle only.
+template <class T>
+double cholesky_backward_error(const HostMatrix<T>& original, const HostMatrix<T>& factor,
+                               Triangle uplo) {
+  const int n = original.extent(0);
+  WideMatrix l("L", n, n);  // L, or U^H
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i)
+      l(i, j) = uplo == Triangle::lower ? Wide(factor(i, j)) : Kokkos::conj(Wide(factor(j, i)));
+  WideMatrix lh("L^H", n, n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) lh(i, j) = Kokkos::conj(l(j, i));
+  const WideMatrix llh = product(l, false, lh);
+  const WideMatrix a = widen(original);
+  WideMatrix error("E", n, n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) error(i, j) = a(i, j) - llh(i, j);
+  return relative(error, a, n, eps<T>());
+}
+
+struct Case {
+  int n, count;
+};
+
+const std::vector<Case> fixed_cases = {{1, 40}, {2, 200}, {4, 100}, {16, 40}, {31, 10},
+                                       {64, 6}, {65, 4},  {128, 2}, {257, 1}, {512, 1}};
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("potrf_batched factors every matrix, non-SPD members mixed in",
+                   "[potrf_batched]", float, double, Kokkos::complex<float>,
+                   Kokkos::complex<double>) {
+  using T = TestType;
+  for (const Triangle uplo : {Triangle::lower, Triangle::upper})
+    for (const auto [n, count] : fixed_cases) {
+      CAPTURE(n, count, static_cast<int>(uplo));
+      std::vector<HostMatrix<T>> originals;
+      for (int b = 0; b < count; ++b) originals.push_back(spd_matrix<T>(n, b % 3 == 2));
+      auto A = device_batch(originals, n, n);
+      Kokkos::View<int*> info("info", count);
+      potrf_batched(Exec(), uplo, A, info);
+      const auto factors = to_host(A);
+      const auto infos = to_host(info);
+      for (int b = 0; b < count; ++b) {
+        CAPTURE(b);
+        if (b % 3 == 2) {
+          // The negative diagonal entry min(3, n - 1) stops the factorization there or before.
+          CHECK(infos(b) >= 1);
+          CHECK(infos(b) <= std::min(3, n - 1) + 1);
+          continue;
+        }
+        CHECK(infos(b) == 0);
+        CHECK(cholesky_backward_error(originals[b], host_matrix(factors, b), uplo) < 30);
+      }
+    }
+}
+
+TEMPLATE_TEST_CASE("potrf_batched on a variable-size batch, sizes 1 to 512", "[potrf_batched]",
+                   float, double, Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  const std::vector<int> sizes = {512, 1, 0, 2, 7, 30, 33, 64, 100, 150, 3, 256};
+  std::vector<HostMatrix<T>> originals;
+  for (size_t b = 0; b < sizes.size(); ++b)
+    originals.push_back(spd_matrix<T>(sizes[b], b % 5 == 3));
+  auto A = variable_batch(originals);
+  Kokkos::View<int*> info("info", A.count());
+  potrf_batched(Exec(), Triangle::lower, A, info);
+  const auto factors = host_matrices(A);
+  const auto infos = to_host(info);
+  for (size_t b = 0; b < sizes.size(); ++b) {
+    CAPTURE(b, sizes[b]);
+    if (b % 5 == 3) {
+      CHECK(infos(b) >= 1);
+      continue;
+    }
+    CHECK(infos(b) == 0);
+    CHECK(cholesky_backward_error(originals[b], factors[b], Triangle::lower) < 30);
+  }
+}
+
+TEST_CASE("potrf_batched on 100,000 tiny matrices", "[potrf_batched]") {
+  const int count = 100000, n = 2;
+  // [[d, x], [x, d]] is positive definite exactly when d > |x|: every 5th has d < |x|.
+  auto original = Kokkos::create_mirror_view(make_batch<double>("A", count, n, n));
+  for (int b = 0; b < count; ++b) {
+    const double x = random_scalar<double>(), d = b % 5 == 4 ? std::abs(x) / 2 : 1 + std::abs(x);
+    original(b, 0, 0) = original(b, 1, 1) = d;
+    original(b, 0, 1) = original(b, 1, 0) = x;
+  }
+  auto A = make_batch<double>("A", count, n, n);
+  Kokkos::deep_copy(A, original);
+  Kokkos::View<int*> info("info", count);
+  potrf_batched(Exec(), Triangle::lower, A, info);
+  const auto l = to_host(A);
+  const auto infos = to_host(info);
+  int wrong_info = 0, inaccurate = 0;
+  for (int b = 0; b < count; ++b) {
+    if (b % 5 == 4) {
+      wrong_info += infos(b) != 2;
+      continue;
+    }
+    wrong_info += infos(b) != 0;
+    const double e00 = original(b, 0, 0) - l(b, 0, 0) * l(b, 0, 0);
+    const double e10 = original(b, 1, 0) - l(b, 1, 0) * l(b, 0, 0);
+    const double e11 = original(b, 1, 1) - l(b, 1, 0) * l(b, 1, 0) - l(b, 1, 1) * l(b, 1, 1);
+    const double error = std::max({std::abs(e00), std::abs(e10), std::abs(e11)});
+    inaccurate += !(error <= 30 * n * original(b, 0, 0) * eps<double>());
+  }
+  CHECK(wrong_info == 0);
+  CHECK(inaccurate == 0);
+}
+
+TEMPLATE_TEST_CASE("potrs_batched and posv_batched solve every system", "[potrs_batched]", float,
+                   double, Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  for (const Triangle uplo : {Triangle::lower, Triangle::upper})
+    for (const auto [n, count] : std::vector<Case>{{1, 3}, {24, 6}, {140, 2}}) {
+      CAPTURE(n, count, static_cast<int>(uplo));
+      const int nrhs = 3;
+      std::vector<HostMatrix<T>> a, b;
+      for (int k = 0; k < count; ++k) {
+        a.push_back(spd_matrix<T>(n, k == 1));
+        b.push_back(random_matrix<T>(n, nrhs));
+      }
+      auto A = variable_batch(a);
+      auto B = variable_batch(b);
+      Kokkos::View<int*> info("info", count);
+      posv_batched(Exec(), uplo, A, B, info);
+      const auto x = host_matrices(B);
+      const auto infos = to_host(info);
+      for (int k = 0; k < count; ++k) {
+        CAPTURE(k);
+        if (k == 1) {
+          CHECK(infos(k) > 0);
+          CHECK(identical(x[k], b[k]));
+          continue;
+        }
+        CHECK(infos(k) == 0);
+        const WideMatrix ax = product(widen(a[k]), false, widen(x[k]));
+        WideMatrix r = widen(b[k]);
+        for (int j = 0; j < nrhs; ++j)
+          for (int i = 0; i < n; ++i) r(i, j) -= ax(i, j);
+        CHECK(frobenius(r) / (n * frobenius(widen(a[k])) * frobenius(widen(x[k])) * eps<T>()) < 30);
+      }
+    }
+}
+
+TEST_CASE("potrf_batched on NaN and invalid input", "[potrf_batched]") {
+  std::vector<HostMatrix<double>> originals;
+  for (int b = 0; b < 3; ++b) originals.push_back(spd_matrix<double>(20));
+  originals[1](0, 0) = std::numeric_limits<double>::quiet_NaN();
+  auto A = device_batch(originals, 20, 20);
+  Kokkos::View<int*> info("info", 3);
+  potrf_batched(Exec(), Triangle::lower, A, info);
+  const auto infos = to_host(info);
+  CHECK(infos(0) == 0);
+  CHECK(infos(1) == 1);  // a NaN diagonal is not positive
+  CHECK(infos(2) == 0);
+
+  auto argument_of = [](auto&& call) -> std::string {
+    try {
+      call();
+    } catch (const InvalidArgument& e) {
+      return e.argument();
+    }
+    return "none";
+  };
+  auto B = device_batch(originals, 20, 20);
+  Kokkos::View<int*> short_info("info", 2);
+  CHECK(argument_of([&] { potrf_batched(Exec(), Triangle::lower, B, short_info); }) == "info");
+  auto wide = make_batch<double>("wide", 3, 20, 21);
+  CHECK(argument_of([&] { potrf_batched(Exec(), Triangle::lower, wide, info); }) == "A");
+  auto rhs = make_batch<double>("rhs", 3, 19, 2);
+  CHECK(argument_of([&] { potrs_batched(Exec(), Triangle::lower, B, rhs); }) == "B");
+  CHECK(identical(host_matrix(to_host(B), 0), originals[0]));
+}

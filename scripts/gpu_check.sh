@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Run on the GPU machine, in one device call, with .deps carried (scripts/pack_gpu_deps.sh):
-# builds the CUDA backend, runs every test on the GPU, runs compute-sanitizer on the CUDA
-# tests, and prints laswp against cuSOLVER and the copy rate. Logs and CSVs go to $OUT.
-# `gpu_check.sh build` stops after the build (for profiling runs that follow in the same call).
+# Run on the GPU machine, with .deps carried (scripts/pack_gpu_deps.sh): builds the CUDA backend,
+# then runs the parts named (all of them by default, more than one device call's 10 minutes):
+#   tests    every test on the GPU, compute-sanitizer on the CUDA kernels' tests
+#   dense    ceilings (copy, gemm), laswp, the LU panel, getrf, each beside the vendor
+#   batched  the batched factorizations beside cuBLAS/cuSOLVER and Kokkos Kernels
+# `gpu_check.sh build` stops after the build. Logs and CSVs go to $OUT.
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${OUT:-$top/build/gpu-check}
@@ -24,24 +26,30 @@ if ! cmake -S "$top" -B "$build" -G Ninja -DBASALT_ENABLE_CUDA=ON \
   exit 1
 fi
 [ "${1:-}" = build ] && exit 0
+parts=${*:-tests dense batched}
+wants() { [[ " $parts " == *" $1 "* ]]; }
+
+if wants tests; then
 step tests ctest --test-dir "$build" --output-on-failure --timeout 300 > "$out/ctest.log" 2>&1
 tail -25 "$out/ctest.log"
 # racecheck skips Kokkos' own kernels: Kokkos 3.4's warp-synchronous parallel_reduce (the
 # portable getf2 the comparison test runs) draws shared-memory warnings that are not Basalt's.
 # The panels at the fused kernel's height limit ([limit]) take too long under the tools.
-for test in laswp getrf; do
+for test in dense_laswp dense_getrf batched_getrf_batched; do
   for tool in memcheck racecheck synccheck; do
     filter=()
     [ $tool = racecheck ] && filter=(--kernel-name-exclude kns=cuda_parallel_launch)
     step "compute-sanitizer $tool $test" compute-sanitizer --tool $tool "${filter[@]}" --error-exitcode 1 \
-      "$build/tests/test_dense_$test" "[cuda]~[limit]" > "$out/sanitizer-run.log" 2>&1
+      "$build/tests/test_$test" "[cuda]~[limit]" > "$out/sanitizer-run.log" 2>&1
     tail -1 "$out/sanitizer-run.log"
     cat "$out/sanitizer-run.log" >> "$out/sanitizer.log"
   done
 done
 rm -f "$out/sanitizer-run.log"
+fi
 
 perf=$build/perf/basalt-perf
+if wants dense; then
 echo "== ceilings (copy, gemm); laswp (GB/s moved) beside cuSOLVER and the portable row-by-row loop"
 step copy "$perf" --routine copy --prec d --n 4096:16384:4096 --niter 10 --csv "$out/copy.csv"
 step gemm "$perf" --routine gemm --prec s,d,c,z --n 4096:8192:4096 --niter 5 --csv "$out/gemm.csv"
@@ -62,4 +70,19 @@ step getrf-single "$perf" --routine getrf --prec s --n 4096:16384:4096 --niter 3
 step getrf-single-large "$perf" --routine getrf --prec s --n 40000 --niter 2 --vendor
 step getrf-complex "$perf" --routine getrf --prec z --n 4096:16384:4096 --niter 3 --vendor
 step getrf-check "$perf" --routine getrf --prec s,d,c,z --n 3000 --niter 1 --check
+fi
+
+if wants batched; then
+echo "== batched factorizations beside cuBLAS/cuSOLVER (d), then Kokkos Kernels' SerialLU, variable sizes"
+for n in 8 16 32 64 128 256; do
+  batch=20000; [ $n -ge 64 ] && batch=5000; [ $n -ge 256 ] && batch=1000
+  for r in getrf_batched potrf_batched geqrf_batched; do
+    "$perf" --routine $r --prec d --n $n --batch $batch --niter 5 --vendor --check 2>/dev/null |
+      grep -v "^#\|^routine" >> "$out/batched.txt" || status=1
+  done
+done
+cat "$out/batched.txt"
+step batched-kk "$perf" --routine getrf_batched --prec d --n 8:32:8 --batch 20000 --niter 5 --kokkos-kernels
+step batched-variable "$perf" --routine getrf_batched --prec d --n 32:128:32 --batch 5000 --niter 5 --variable
+fi
 exit $status

@@ -56,10 +56,13 @@ auto padded_device_copy(const HostMatrix<T>& host) {
 
 template <class View>
 auto to_host(const View& v) {
-  HostMatrix<typename View::non_const_value_type> host("host", v.extent(0), v.extent(1));
-  auto mirror = Kokkos::create_mirror(v);
-  Kokkos::deep_copy(mirror, v);
-  Kokkos::deep_copy(host, mirror);
+  using T = typename View::non_const_value_type;
+  // A strided device View is copied to the host through a contiguous one in its own space.
+  Kokkos::View<T**, Kokkos::LayoutLeft, typename View::memory_space> contiguous(
+      "contiguous", v.extent(0), v.extent(1));
+  Kokkos::deep_copy(contiguous, v);
+  HostMatrix<T> host("host", v.extent(0), v.extent(1));
+  Kokkos::deep_copy(host, contiguous);
   return host;
 }
 

@@ -160,6 +160,10 @@ TEMPLATE_TEST_CASE("cuda::laswp equals portable::laswp", "[laswp][cuda]", float,
   const std::vector<Case> gpu_cases = {
       {50, 4, 1, 50, Pivots::anywhere, Direction::forward},
       {2000, 300, 1, 256, Pivots::getrf_like, Direction::forward},
+      // Either side of the one-kernel path's bounds (512 interchanges, 512 columns).
+      {600, 512, 1, 512, Pivots::anywhere, Direction::forward},
+      {600, 513, 1, 512, Pivots::anywhere, Direction::backward},
+      {3000, 700, 1, 513, Pivots::getrf_like, Direction::forward},
       {2000, 300, 1, 256, Pivots::anywhere, Direction::backward},
       {4096, 64, 1, 4096, Pivots::getrf_like, Direction::forward},
       {20000, 8, 1, 20000, Pivots::getrf_like, Direction::backward},

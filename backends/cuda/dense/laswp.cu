@@ -33,7 +33,7 @@ struct Plan {
 
 constexpr std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-int pivot_count(const LaswpProblem& p) { return p.k2 - p.k1 + 1; }
+__host__ __device__ int pivot_count(const LaswpProblem& p) { return p.k2 - p.k1 + 1; }
 
 int slot_bound(const LaswpProblem& p) {
   const int k = pivot_count(p);
@@ -235,6 +235,78 @@ int grid_for(std::int64_t work, int threads, int device) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min(wanted, cap)));
 }
 
+// Few interchanges on few columns, as inside an LU panel: one kernel and no workspace. Every block
+// plans the permutation in shared memory (cheap at this size), then moves its own columns, all
+// touched rows gathered before any is written.
+constexpr int narrow_max_interchanges = 512;
+constexpr int narrow_max_columns = 512;
+constexpr int narrow_threads = 256;
+constexpr std::size_t narrow_stage_bytes = 32 * 1024;
+
+template <class T>
+__global__ void __launch_bounds__(narrow_threads)
+    permute_narrow(T* a, const int* ipiv, LaswpProblem p, int columns_per_block) {
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  const int k = pivot_count(p), first = p.k1 - 1, last = p.k2 - 1;
+  T* stage = reinterpret_cast<T*>(shared_bytes);  // 2k rows x columns_per_block
+  int* pivot = reinterpret_cast<int*>(stage + std::size_t(2) * k * columns_per_block);
+  int* rows = pivot + k;    // the touched rows: first..last, then the pivot rows outside them
+  int* source = rows + 2 * k;  // the row whose data each touched row receives
+  __shared__ int outside;
+  if (threadIdx.x == 0) outside = 0;
+  for (int i = threadIdx.x; i < k; i += blockDim.x) pivot[i] = ipiv[first + i] - 1;
+  __syncthreads();
+  for (int i = threadIdx.x; i < k; i += blockDim.x) {
+    rows[i] = first + i;
+    const int r = pivot[i];
+    if (r >= first && r <= last) continue;
+    bool earliest = true;
+    for (int j = 0; j < i && earliest; ++j) earliest = pivot[j] != r;
+    if (earliest) rows[k + atomicAdd(&outside, 1)] = r;
+  }
+  __syncthreads();
+  const int touched = k + outside;
+  // Undo the interchanges from the last applied to the first: where each row's data comes from.
+  for (int s = threadIdx.x; s < touched; s += blockDim.x) {
+    int row = rows[s];
+    for (int step = 0; step < k; ++step) {
+      const int i = p.forward ? k - 1 - step : step;
+      if (row == first + i)
+        row = pivot[i];
+      else if (row == pivot[i])
+        row = first + i;
+    }
+    source[s] = row;
+  }
+  __syncthreads();
+  const std::int64_t column0 = std::int64_t(blockIdx.x) * columns_per_block;
+  const int columns = static_cast<int>(min(std::int64_t(columns_per_block), p.n - column0));
+  auto at = [&](int row, int c) -> T& {
+    return a[row * p.row_stride + (column0 + c) * p.col_stride];
+  };
+  for (int e = threadIdx.x; e < touched * columns; e += blockDim.x)
+    stage[e] = at(source[e % touched], e / touched);
+  __syncthreads();
+  for (int e = threadIdx.x; e < touched * columns; e += blockDim.x)
+    at(rows[e % touched], e / touched) = stage[e];
+}
+
+bool narrow(const LaswpProblem& p) {
+  return pivot_count(p) <= narrow_max_interchanges && p.n <= narrow_max_columns;
+}
+
+template <class T>
+void launch_permute_narrow(cudaStream_t stream, T* a, const int* ipiv, const LaswpProblem& p) {
+  const int k = pivot_count(p);
+  const std::size_t per_column = std::size_t(2) * k * sizeof(T);
+  const int columns_per_block = static_cast<int>(
+      std::clamp<std::int64_t>(narrow_stage_bytes / per_column, 1, p.n));
+  const std::size_t shared = per_column * columns_per_block + std::size_t(5) * k * sizeof(int);
+  const int blocks = static_cast<int>((p.n + columns_per_block - 1) / columns_per_block);
+  permute_narrow<T><<<blocks, narrow_threads, shared, stream>>>(a, ipiv, p, columns_per_block);
+  BASALT_CUDA_CHECK_LAUNCH();
+}
+
 enum class LaswpMover { in_place_columns, through_workspace };
 
 // Which mover a problem gets on a device.
@@ -300,6 +372,7 @@ void launch_laswp(int device, cudaStream_t stream, T* a, const int* ipiv, const 
 template <class T>
 void laswp(int device, cudaStream_t stream, T* a, const int* ipiv, const LaswpProblem& p) {
   if (p.n == 0 || p.k2 < p.k1) return;
+  if (narrow(p)) return launch_permute_narrow(stream, a, ipiv, p);
   const LaswpMover mover = laswp_mover<T>(device, p);
   std::size_t bytes = plan_bytes(p);
   if (mover == LaswpMover::through_workspace)

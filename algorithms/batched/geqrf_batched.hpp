@@ -1,16 +1,18 @@
 #pragma once
 // Batched Householder QR, the application of its Q and least squares: LAPACK's xGEQRF,
-// xORMQR / xUNMQR (side left) and xGELS (no transpose, m >= n) on every matrix of a batch.
+// xORMQR / xUNMQR and xGELS (no transpose, m >= n) on every matrix of a batch.
 //
 //   basalt::geqrf_batched(exec, A, tau);
-//   basalt::ormqr_batched(exec, op, A, tau, C);   // C = op(Q) C; op: none or conj_transpose
+//   basalt::ormqr_batched(exec, side, op, A, tau, C);  // C = op(Q) C (left), C op(Q) (right)
+//   basalt::ormqr_batched(exec, op, A, tau, C);        // side left
 //   basalt::gels_batched(exec, A, B, info);       // min ||B - A X||, X in B's first n rows
 //
 // A is a batch of m x n matrices in either form of batch.hpp, overwritten by R (on and above
 // the diagonal) and the Householder vectors (below it), LAPACK's storage; tau: a rank-2 View
 // (batch, >= min(m, n)) or a VariableBatch of vectors (make_variable_vectors with
-// min_dimensions(A)). ormqr applies the k = length-of-tau reflectors; Op::transpose is taken
-// for real scalars (where it is the conjugate transpose) and refused for complex ones. gels
+// min_dimensions(A)). ormqr applies the k = length-of-tau reflectors from the left (C has m
+// rows) or the right (C has m columns); Op::transpose is taken for real scalars (where it is
+// the conjugate transpose) and refused for complex ones, as xUNMQR refuses 'T'. gels
 // needs m >= n for every matrix (the underdetermined case is not provided) and full rank:
 // info(b) = k > 0 when R(k, k) of matrix b is exactly zero, and then B is left alone for it.
 //
@@ -48,9 +50,10 @@ void geqrf_batched(const ExecSpace& exec, const impl::BatchAccess<T, M>& A,
       });
 }
 
-// C = op(Q) C with the first min(length of tau, columns of A) reflectors of every matrix.
+// C = op(Q) C (left) or C op(Q) (right) with the first min(length of tau, columns of A)
+// reflectors of every matrix.
 template <class ExecSpace, class T, class M, class TT, class TM, class CT, class CM>
-void ormqr_batched(const ExecSpace& exec, Op op, const impl::BatchAccess<T, M>& A,
+void ormqr_batched(const ExecSpace& exec, ApplySide side, Op op, const impl::BatchAccess<T, M>& A,
                    const impl::BatchAccess<TT, TM>& tau, const impl::BatchAccess<CT, CM>& C,
                    const impl::BatchLaunch& launch) {
   using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
@@ -61,7 +64,10 @@ void ormqr_batched(const ExecSpace& exec, Op op, const impl::BatchAccess<T, M>& 
         const impl::MatrixRef<const Value> F = A.matrix(b);
         const impl::VectorRef<const Value> t = tau.vector(b);
         const int k = static_cast<int>(t.extent(0) < F.extent(1) ? t.extent(0) : F.extent(1));
-        impl::team_apply_q(team, op, F, t, k, C.matrix(b));
+        if (side == ApplySide::left)
+          impl::team_apply_q(team, op, F, t, k, C.matrix(b));
+        else
+          impl::team_apply_q_right(team, op, F, t, k, C.matrix(b));
       });
 }
 
@@ -114,8 +120,8 @@ void geqrf_batched(const ExecSpace& exec, const ABatch& A, const TauBatch& tau) 
 }
 
 template <class ExecSpace, class ABatch, class TauBatch, class CBatch>
-void ormqr_batched(const ExecSpace& exec, Op op, const ABatch& A, const TauBatch& tau,
-                   const CBatch& C) {
+void ormqr_batched(const ExecSpace& exec, ApplySide side, Op op, const ABatch& A,
+                   const TauBatch& tau, const CBatch& C) {
   impl::check_same_scalar<ABatch, CBatch>();
   static_assert(std::is_same_v<impl::batch_scalar_t<TauBatch>, impl::batch_scalar_t<ABatch>>,
                 "tau must hold A's scalar type");
@@ -127,14 +133,23 @@ void ormqr_batched(const ExecSpace& exec, Op op, const ABatch& A, const TauBatch
   const auto c = impl::matrices<ExecSpace>(C);
   impl::require_same_count("ormqr_batched", "tau", a, t);
   impl::require_same_count("ormqr_batched", "C", a, c);
+  const bool left = side == ApplySide::left;
   for (int b = 0; b < impl::matrices_to_check(a.count, a, t, c); ++b) {
     require(t.host_rows(b) <= std::min(a.host_rows(b), a.host_cols(b)), "ormqr_batched", "tau",
             "matrix ", b, ": tau holds ", t.host_rows(b), " reflectors; A is ", a.host_rows(b),
             " x ", a.host_cols(b));
-    require(c.host_rows(b) == a.host_rows(b), "ormqr_batched", "C", "matrix ", b, ": C has ",
-            c.host_rows(b), " rows; A has ", a.host_rows(b));
+    require((left ? c.host_rows(b) : c.host_cols(b)) == a.host_rows(b), "ormqr_batched", "C",
+            "matrix ", b, ": C has ", left ? c.host_rows(b) : c.host_cols(b),
+            left ? " rows" : " columns", "; A has ", a.host_rows(b), " rows");
   }
-  portable::ormqr_batched(exec, op, a, t, c, impl::solve_launch<ExecSpace>(c));
+  portable::ormqr_batched(exec, side, op, a, t, c, impl::solve_launch<ExecSpace>(c));
+}
+
+// Side left: C = op(Q) C.
+template <class ExecSpace, class ABatch, class TauBatch, class CBatch>
+void ormqr_batched(const ExecSpace& exec, Op op, const ABatch& A, const TauBatch& tau,
+                   const CBatch& C) {
+  ormqr_batched(exec, ApplySide::left, op, A, tau, C);
 }
 
 template <class ExecSpace, class ABatch, class BBatch, class InfoView>

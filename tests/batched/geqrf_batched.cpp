@@ -53,6 +53,22 @@ std::pair<double, double> qr_errors(const HostMatrix<T>& original, const HostMat
   return {backward, loss};
 }
 
+// a^H of a wide matrix.
+inline WideMatrix adjoint(const WideMatrix& a) {
+  WideMatrix h("H", a.extent(1), a.extent(0));
+  for (size_t j = 0; j < a.extent(1); ++j)
+    for (size_t i = 0; i < a.extent(0); ++i) h(j, i) = Kokkos::conj(a(i, j));
+  return h;
+}
+
+// a - b, same shapes.
+inline WideMatrix difference(const WideMatrix& a, const WideMatrix& b) {
+  WideMatrix d("D", a.extent(0), a.extent(1));
+  for (size_t j = 0; j < a.extent(1); ++j)
+    for (size_t i = 0; i < a.extent(0); ++i) d(i, j) = a(i, j) - b(i, j);
+  return d;
+}
+
 struct Case {
   int m, n, count;
 };
@@ -152,7 +168,8 @@ TEMPLATE_TEST_CASE("ormqr_batched applies Q and Q^H", "[ormqr_batched]", float, 
   geqrf_batched(Exec(), A, tau);
   const auto qr = to_host(A);
   const auto taus = to_host(tau);
-  for (const Op op : {Op::none, Op::conj_transpose}) {
+  for (const Op op : {Op::none, Op::transpose, Op::conj_transpose}) {
+    if (op == Op::transpose && !std::is_floating_point_v<T>) continue;
     CAPTURE(static_cast<int>(op));
     auto C = device_batch(c, m, nrhs);
     ormqr_batched(Exec(), op, A, tau, C);
@@ -210,6 +227,49 @@ TEMPLATE_TEST_CASE("gels_batched solves least-squares problems", "[gels_batched]
   }
 }
 
+TEMPLATE_TEST_CASE("ormqr_batched applies Q from the right", "[ormqr_batched]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  // Fixed: 3 matrices of 23 x 15, C of 6 x 23; variable: shapes mixed, C of r x m.
+  const std::vector<std::pair<int, int>> shapes = {{23, 15}, {5, 3}, {12, 12}, {1, 1},
+                                                   {20, 7},  {3, 9}, {0, 0}};
+  const std::vector<int> c_rows = {6, 2, 5, 3, 1, 4, 2};
+  std::vector<HostMatrix<T>> a, c;
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    a.push_back(random_matrix<T>(shapes[k].first, shapes[k].second));
+    c.push_back(random_matrix<T>(c_rows[k], shapes[k].first));
+  }
+  const std::vector<HostMatrix<T>> fixed_a(3, a[0]), fixed_c(3, c[0]);
+  auto A = variable_batch(a);
+  auto tau = make_variable_vectors<T>("tau", min_dimensions(A));
+  geqrf_batched(Exec(), A, tau);
+  auto FA = device_batch(fixed_a, 23, 15);
+  Kokkos::View<T**> ftau("tau", 3, 15);
+  geqrf_batched(Exec(), FA, ftau);
+  const auto qr = host_matrices(A);
+  const auto taus = host_matrices(tau);
+  for (const Op op : {Op::none, Op::transpose, Op::conj_transpose}) {
+    if (op == Op::transpose && !std::is_floating_point_v<T>) continue;
+    CAPTURE(static_cast<int>(op));
+    auto C = variable_batch(c);
+    ormqr_batched(Exec(), ApplySide::right, op, A, tau, C);
+    auto FC = device_batch(fixed_c, 6, 23);
+    ormqr_batched(Exec(), ApplySide::right, op, FA, ftau, FC);
+    const auto result = host_matrices(C);
+    const auto fixed_result = to_host(FC);
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      CAPTURE(k);
+      const WideMatrix q = form_q(qr[k], Kokkos::subview(taus[k], Kokkos::ALL, 0));
+      const WideMatrix expected = product(widen(c[k]), false, op == Op::none ? q : adjoint(q));
+      CHECK(relative(difference(widen(result[k]), expected), widen(c[k]), 23, eps<T>()) < 30);
+      if (k == 0)
+        for (int f = 0; f < 3; ++f)
+          CHECK(relative(difference(widen(host_matrix(fixed_result, f)), expected), widen(c[k]),
+                         23, eps<T>()) < 30);
+    }
+  }
+}
+
 TEST_CASE("geqrf_batched family on NaN, extreme and invalid input", "[geqrf_batched]") {
   // Entries near overflow and underflow factor without overflow of our own; the errors are
   // measured on the results scaled back by the same power of two.
@@ -255,6 +315,9 @@ TEST_CASE("geqrf_batched family on NaN, extreme and invalid input", "[geqrf_batc
   CHECK(argument_of([&] { geqrf_batched(Exec(), A, short_tau); }) == "tau");
   auto C = make_batch<double>("C", 3, 11, 2);
   CHECK(argument_of([&] { ormqr_batched(Exec(), Op::none, A, tau, C); }) == "C");
+  auto Cr = make_batch<double>("C", 3, 2, 11);
+  CHECK(argument_of([&] { ormqr_batched(Exec(), ApplySide::right, Op::none, A, tau, Cr); }) ==
+        "C");
   auto wide = make_batch<double>("wide", 3, 8, 12);
   auto B = make_batch<double>("B", 3, 8, 1);
   Kokkos::View<int*> info("info", 3);

@@ -167,4 +167,15 @@ KOKKOS_INLINE_FUNCTION void team_apply_q_right(const Member& team, Op op,
   team.team_barrier();
 }
 
+// dst = src^H (dst is n x m for an m x n src), columns of src across the team.
+template <class Member, class T>
+KOKKOS_INLINE_FUNCTION void team_copy_adjoint(const Member& team, const MatrixRef<T>& src,
+                                              const MatrixRef<T>& dst) {
+  const int m = static_cast<int>(src.extent(0)), n = static_cast<int>(src.extent(1));
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](const int j) {
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, m),
+                         [&](const int i) { dst(j, i) = conjugate(src(i, j)); });
+  });
+}
+
 }  // namespace basalt::impl

@@ -408,25 +408,36 @@ TEMPLATE_TEST_CASE("gels_batched: underdetermined, transposed and rank-deficient
       CAPTURE(k);
       check_gels(op, a[k], b[k], x[k], infos(k), expected_info[k]);
     }
-    // The fixed form, wide: 4 matrices of 6 x 15, matrix 2 with a zero row 1.
-    std::vector<HostMatrix<T>> fa, fb;
-    for (int k = 0; k < 4; ++k) {
-      fa.push_back(random_matrix<T>(6, 15));
-      fb.push_back(random_matrix<T>(15, nrhs));
-    }
-    for (int j = 0; j < 15; ++j) fa[2](1, j) = T(0);
-    auto FA = device_batch(fa, 6, 15);
-    auto FB = device_batch(fb, 15, nrhs);
-    Kokkos::View<int*> finfo("info", 4);
-    gels_batched(Exec(), op, FA, FB, finfo);
-    const auto fx = to_host(FB);
-    const auto finfos = to_host(finfo);
-    for (int k = 0; k < 4; ++k) {
-      CAPTURE(k);
-      check_gels(op, fa[k], fb[k], host_matrix(fx, k), finfos(k), k == 2 ? 2 : 0);
+    // The fixed form, wide (4 matrices of 6 x 15, matrix 2 with a zero row 1) and tall (15 x 6,
+    // matrix 2 with a zero column 1).
+    for (const bool wide : {true, false}) {
+      const int m = wide ? 6 : 15, n = wide ? 15 : 6;
+      CAPTURE(wide);
+      std::vector<HostMatrix<T>> ta, tb;
+      for (int k = 0; k < 4; ++k) {
+        ta.push_back(random_matrix<T>(m, n));
+        tb.push_back(random_matrix<T>(15, nrhs));
+      }
+      for (int j = 0; j < n && wide; ++j) ta[2](1, j) = T(0);
+      for (int i = 0; i < m && !wide; ++i) ta[2](i, 1) = T(0);
+      auto TA = device_batch(ta, m, n);
+      auto TB = device_batch(tb, 15, nrhs);
+      Kokkos::View<int*> tinfo("info", 4);
+      gels_batched(Exec(), op, TA, TB, tinfo);
+      const auto tx = to_host(TB);
+      const auto tinfos = to_host(tinfo);
+      for (int k = 0; k < 4; ++k) {
+        CAPTURE(k);
+        check_gels(op, ta[k], tb[k], host_matrix(tx, k), tinfos(k), k == 2 ? 2 : 0);
+      }
     }
     // A of a wide member holds xGELQF's LQ storage: the adjoint of A^H's QR factors.
     if (op == Op::none) {
+      std::vector<HostMatrix<T>> fa = {random_matrix<T>(6, 15)}, fb = {random_matrix<T>(15, 1)};
+      auto FA = device_batch(fa, 6, 15);
+      auto FB = device_batch(fb, 15, 1);
+      Kokkos::View<int*> finfo("info", 1);
+      gels_batched(Exec(), FA, FB, finfo);
       const auto factors = host_matrix(to_host(FA), 0);
       auto W = variable_batch<T>({adjoint(fa[0])});
       auto wtau = make_variable_vectors<T>("tau", min_dimensions(W));

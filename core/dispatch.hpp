@@ -36,6 +36,11 @@ enum class Op { none, transpose, conj_transpose };
 // named Uplo: Kokkos Kernels 3.4's trsm header puts KokkosBatched::Uplo in the global namespace.
 enum class Triangle { lower, upper };
 
+// The side from which an operator multiplies a matrix (LAPACK's SIDE: 'L', 'R'): left is
+// C := op(Q) C, right is C := C op(Q). Not named Side: Kokkos Kernels 3.4's trsm header puts
+// KokkosBatched::Side in the global namespace too.
+enum class ApplySide { left, right };
+
 inline const char* blas_letter(Op op) {
   return op == Op::none ? "N" : op == Op::transpose ? "T" : "C";
 }

@@ -138,4 +138,44 @@ KOKKOS_INLINE_FUNCTION void team_apply_q(const Member& team, Op op, const Matrix
   team.team_barrier();
 }
 
+// C = C op(Q) for the same Q (LAPACK's ormqr, side right): C H = C - tau (C v) v^H, the
+// reflectors in the order H(0) first for op none and H(k-1)^H first for the adjoint. Each row
+// of C belongs to one thread.
+template <class Member, class T>
+KOKKOS_INLINE_FUNCTION void team_apply_q_right(const Member& team, Op op,
+                                               const MatrixRef<const T>& A,
+                                               const VectorRef<const T>& tau, int k,
+                                               const MatrixRef<T>& C) {
+  const int rows = static_cast<int>(C.extent(0)), m = static_cast<int>(C.extent(1));
+  const bool adjoint = op != Op::none;
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const int r) {
+    for (int s = 0; s < k; ++s) {
+      const int j = adjoint ? k - 1 - s : s;
+      const T t = adjoint ? conjugate(tau(j)) : tau(j);
+      if (t == T(0)) continue;
+      T w;
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(team, j + 1, m),
+          [&](const int i, T& sum) { sum += C(r, i) * A(i, j); }, w);
+      w += C(r, j);
+      const T tw = t * w;
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, j + 1, m),
+                           [&](const int i) { C(r, i) -= tw * conjugate(A(i, j)); });
+      Kokkos::single(Kokkos::PerThread(team), [&] { C(r, j) -= tw; });
+    }
+  });
+  team.team_barrier();
+}
+
+// dst = src^H (dst is n x m for an m x n src), columns of src across the team.
+template <class Member, class T>
+KOKKOS_INLINE_FUNCTION void team_copy_adjoint(const Member& team, const MatrixRef<T>& src,
+                                              const MatrixRef<T>& dst) {
+  const int m = static_cast<int>(src.extent(0)), n = static_cast<int>(src.extent(1));
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](const int j) {
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, m),
+                         [&](const int i) { dst(j, i) = conjugate(src(i, j)); });
+  });
+}
+
 }  // namespace basalt::impl

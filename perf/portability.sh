@@ -6,12 +6,13 @@
 set -euo pipefail
 host=${1:?usage: perf/portability.sh HOST_DIR CUDA_DIR}
 cuda=${2:?usage: perf/portability.sh HOST_DIR CUDA_DIR}
-# dir -> "routine/prec/n fraction rate" for Basalt's own rows (the portable runs excluded)
+# dir -> "routine/prec/n fraction rate" for Basalt's own rows (the portable runs excluded, and
+# getf2, a building block timed on panels of varying height)
 fractions() {
   awk -F, 'FNR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
     FILENAME ~ /\/copy\.csv$/ { if ($col["gflops"] > copy) copy = $col["gflops"]; next }
     FILENAME ~ /\/gemm\.csv$/ { p = $col["prec"]; if ($col["gflops"] > gemm[p]) gemm[p] = $col["gflops"]; next }
-    $col["backend"] !~ /portable/ {
+    $col["backend"] !~ /portable/ && $col["routine"] != "getf2" {
       n++; key[n] = $col["routine"] "/" $col["prec"] "/" $col["n"]; rate[n] = $col["gflops"]
       routine[n] = $col["routine"]; prec[n] = $col["prec"]
     }

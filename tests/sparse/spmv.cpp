@@ -191,3 +191,22 @@ TEST_CASE("spmv and spmm name the argument whose size does not fit", "[sparse]")
   CHECK(argument_of([&] { spmm(Exec(), 1.0, A.csr, X, 0.0, Y3); }) == "Y");
   CHECK(argument_of([&] { spmm(Exec(), 1.0, A.csr, X, 0.0, Y); }) == "none");
 }
+
+TEST_CASE("padding never reads x: a NaN in x reaches only the rows that use it", "[sparse]") {
+  using T = double;
+  const auto A = test::random_sparse<T>({45, 12, 0.2, true, true});
+  Kokkos::View<T*, Exec::memory_space> x("x", 12), y("y", 45);
+  Kokkos::deep_copy(x, 1.0);
+  Kokkos::deep_copy(Kokkos::subview(x, 0), std::numeric_limits<T>::quiet_NaN());
+  auto check = [&](const auto& M) {
+    spmv(Exec(), 1.0, M, x, 0.0, y);
+    auto host_y = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+    for (int i = 0; i < 45; ++i) {
+      CAPTURE(i);
+      REQUIRE(std::isnan(host_y(i)) == (A(i, 0) != 0));
+    }
+  };
+  check(A.csr);
+  check(to_ell(Exec(), A.csr));
+  check(to_sellp(Exec(), A.csr, 8, 4));
+}

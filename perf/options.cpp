@@ -81,7 +81,8 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
       ->check(CLI::PositiveNumber);
   app.add_option("--alignment", o.alignment, "spmv, spmm: SELL-P slice widths' multiple")
       ->check(CLI::PositiveNumber);
-  app.add_option("--layout", o.layout, "spmm: the vectors column-major (col) or row-major (row)")
+  app.add_option("--layout", o.layout,
+                 "spmm: the vectors row-major (row, default) or column-major (col)")
       ->check(CLI::IsMember({"col", "row"}));
   app.add_option("--csv", o.csv, "write the rows to this CSV file");
   app.add_option("--json", o.json, "write the rows to this JSON file");

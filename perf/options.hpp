@@ -25,10 +25,11 @@ struct Options {
   bool kokkos_kernels = false;      // getrf_batched: KokkosBatched's SerialLU as the comparison
 
   // spmv, spmm: the format (csr, ell, sellp), SELL-P's slice height and width multiple, and
-  // the vectors column-major (col) or row-major (row).
+  // the vectors row-major (row, the default: the layout of the paper and of the CUDA SELL-P
+  // kernel) or column-major (col).
   std::string format = "sellp";
   long slice_size = 32, alignment = 4;
-  std::string layout = "col";
+  std::string layout = "row";
 
   std::string csv, json;
 };

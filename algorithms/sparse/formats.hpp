@@ -17,6 +17,7 @@
 #include <Kokkos_Core.hpp>
 #include <type_traits>
 
+#include "basalt/core/dispatch.hpp"
 #include "basalt/core/views.hpp"
 
 namespace basalt {
@@ -30,6 +31,7 @@ struct Csr {
   using ordinal_type = Ordinal;
   using offset_type = Offset;
   using memory_space = MemorySpace;
+  static constexpr SparseFormat format = SparseFormat::csr;
 
   Ordinal num_rows = 0, num_cols = 0;
   Kokkos::View<const Offset*, MemorySpace> row_map;  // num_rows + 1 entries, row_map(0) = 0
@@ -47,6 +49,7 @@ struct Ell {
   using ordinal_type = Ordinal;
   using offset_type = Offset;
   using memory_space = MemorySpace;
+  static constexpr SparseFormat format = SparseFormat::ell;
 
   Ordinal num_rows = 0, num_cols = 0, width = 0;
   Kokkos::View<Ordinal**, Kokkos::LayoutLeft, MemorySpace> columns;  // num_rows x width
@@ -63,6 +66,7 @@ struct SellP {
   using ordinal_type = Ordinal;
   using offset_type = Offset;
   using memory_space = MemorySpace;
+  static constexpr SparseFormat format = SparseFormat::sellp;
 
   Ordinal num_rows = 0, num_cols = 0;
   Ordinal slice_size = 32, alignment = 4;

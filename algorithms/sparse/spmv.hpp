@@ -13,8 +13,12 @@
 
 #include "basalt/algorithms/sparse/formats.hpp"
 #include "basalt/algorithms/sparse/impl/spmm_portable.hpp"
+#include "basalt/core/dispatch.hpp"
 #include "basalt/core/errors.hpp"
 #include "basalt/core/profiling.hpp"
+#if defined(BASALT_ENABLE_CUDA)
+#include "basalt/backends/cuda/sparse/spmm.hpp"
+#endif
 
 namespace basalt {
 
@@ -39,6 +43,19 @@ void check_spmm_argument_types() {
                 "basalt::spmv/spmm: A, x and y must be accessible from the execution space");
 }
 
+// The backend's specialization where it takes these operands, else the portable kernel.
+template <class ExecSpace, class Matrix, class XView, class YView>
+void apply_spmm(const ExecSpace& exec, typename Matrix::scalar_type alpha, const Matrix& A,
+                const XView& X, typename Matrix::scalar_type beta, const YView& Y) {
+  using Spec = Specialization<routine::spmm, ExecSpace>;
+  if constexpr (Spec::available) {
+    if constexpr (Spec::template takes<Matrix>) {
+      if (Spec::applies(X, Y)) return Spec::apply(exec, alpha, A, X, beta, Y);
+    }
+  }
+  portable::spmm(exec, alpha, A, X, beta, Y);
+}
+
 }  // namespace impl
 
 template <class ExecSpace, class Matrix, class XView, class YView>
@@ -50,7 +67,7 @@ void spmv(const ExecSpace& exec, typename Matrix::scalar_type alpha, const Matri
   require(y.extent(0) == static_cast<size_t>(A.num_rows), "spmv", "y", "y has ", y.extent(0),
           " entries, A has ", A.num_rows, " rows");
   ProfilingRegion region("basalt::spmv");
-  portable::spmm(exec, alpha, A, x, beta, y);
+  impl::apply_spmm(exec, alpha, A, x, beta, y);
 }
 
 template <class ExecSpace, class Matrix, class XView, class YView>
@@ -64,7 +81,7 @@ void spmm(const ExecSpace& exec, typename Matrix::scalar_type alpha, const Matri
   require(X.extent(1) == Y.extent(1), "spmm", "Y", "Y has ", Y.extent(1), " columns, X has ",
           X.extent(1));
   ProfilingRegion region("basalt::spmm");
-  portable::spmm(exec, alpha, A, X, beta, Y);
+  impl::apply_spmm(exec, alpha, A, X, beta, Y);
 }
 
 }  // namespace basalt

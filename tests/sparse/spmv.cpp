@@ -210,3 +210,39 @@ TEST_CASE("padding never reads x: a NaN in x reaches only the rows that use it",
   check(to_ell(Exec(), A.csr));
   check(to_sellp(Exec(), A.csr, 8, 4));
 }
+
+#if defined(BASALT_ENABLE_CUDA)
+// The specialization against the portable kernel on the same operands (both also meet the dense
+// reference above, through basalt::spmm's dispatch): every vector-group size, the 16-byte loads
+// (even leading dimension) and scalar loads (odd), beta = 0 over NaN.
+TEMPLATE_TEST_CASE("cuda::sellp_spmm equals portable::spmm", "[sparse][cuda]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  const auto A = test::random_sparse<T>({300, 250, 0.04, true, true});
+  for (const auto [slice, alignment] : {std::pair{32, 4}, std::pair{8, 1}}) {
+    const auto sellp = to_sellp(Exec(), A.csr, slice, alignment);
+    for (int k : {1, 2, 3, 4, 7, 8, 16, 19, 32}) {
+      for (const auto [alpha, beta] : {std::pair{T(1), T(0)}, std::pair{T(-0.5), T(2)}}) {
+        CAPTURE(slice, alignment, k);
+        Kokkos::View<T**, Kokkos::LayoutRight, Exec::memory_space> X("X", 250, k),
+            ours("ours", 300, k), portable_Y("portable", 300, k);
+        auto host_X = Kokkos::create_mirror_view(X);
+        auto host_Y = Kokkos::create_mirror_view(ours);
+        test::fill_random(host_X);
+        test::fill_random(host_Y);
+        if (beta == T(0)) host_Y(0, 0) = T(std::numeric_limits<double>::quiet_NaN());
+        Kokkos::deep_copy(X, host_X);
+        Kokkos::deep_copy(ours, host_Y);
+        Kokkos::deep_copy(portable_Y, host_Y);
+        REQUIRE(Specialization<routine::spmm, Kokkos::Cuda>::applies(X, ours));
+        cuda::sellp_spmm(Kokkos::Cuda(), alpha, sellp, X, beta, ours);
+        portable::spmm(Kokkos::Cuda(), alpha, sellp, X, beta, portable_Y);
+        auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ours);
+        auto expected = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), portable_Y);
+        const double eps = std::numeric_limits<real_t<T>>::epsilon();
+        check_close(got, expected, std::vector<double>(300 * k, 64 * 250 * eps));
+      }
+    }
+  }
+}
+#endif

@@ -16,6 +16,7 @@ struct getf2;  // the LU panel: unblocked LU with partial pivoting of a tall, na
 struct gemm;
 struct trsm;
 struct getrf_batched;  // LU of every matrix of a batch
+struct spmm;           // sparse matrix times vectors (SpMV: one vector), every sparse format
 }  // namespace routine
 
 template <class Routine, class ExecSpace>
@@ -40,6 +41,9 @@ enum class Triangle { lower, upper };
 // C := op(Q) C, right is C := C op(Q). Not named Side: Kokkos Kernels 3.4's trsm header puts
 // KokkosBatched::Side in the global namespace too.
 enum class ApplySide { left, right };
+
+// The storage of a sparse matrix (algorithms/sparse/formats.hpp), for backends to tell them apart.
+enum class SparseFormat { csr, ell, sellp };
 
 inline const char* blas_letter(Op op) {
   return op == Op::none ? "N" : op == Op::transpose ? "T" : "C";

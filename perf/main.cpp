@@ -26,7 +26,9 @@ const std::map<std::string, Runner>& landed() {
                                                         {"laswp", run_laswp},
                                                         {"getrf_batched", run_getrf_batched},
                                                         {"potrf_batched", run_potrf_batched},
-                                                        {"geqrf_batched", run_geqrf_batched}};
+                                                        {"geqrf_batched", run_geqrf_batched},
+                                                        {"spmv", run_spmv},
+                                                        {"spmm", run_spmm}};
   return runners;
 }
 
@@ -82,11 +84,13 @@ int main(int argc, char** argv) {
     std::cerr << "basalt-perf: routine '" << options->routine << "' "
               << (planned(options->routine) ? "has not landed in Basalt yet" : "is unknown")
               << " (available: copy, gemm, getf2, getrf, laswp, getrf_batched, potrf_batched, "
-                 "geqrf_batched)\n";
+                 "geqrf_batched, spmv, spmm)\n";
     return 2;
   }
   std::optional<DenseInput> input;
-  if (!options->matrix_file.empty()) {
+  // The sparse routines read --matrix themselves, as a sparse matrix.
+  const bool sparse = options->routine == "spmv" || options->routine == "spmm";
+  if (!options->matrix_file.empty() && !sparse) {
     try {
       input = read_matrix_market(options->matrix_file);
     } catch (const std::exception& e) {

@@ -47,7 +47,8 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
   std::string precisions = "d", n_range, m_range;
   app.add_option(
          "--routine", o.routine,
-         "routine to time (copy, gemm, getrf, laswp, getrf_batched, potrf_batched, geqrf_batched)")
+         "routine to time (copy, gemm, getrf, laswp, getrf_batched, potrf_batched, geqrf_batched, "
+         "spmv, spmm)")
       ->required();
   app.add_option("--prec", precisions, "precisions, any of s,d,c,z (default d)");
   app.add_option("--n", n_range, "sizes, start:stop:step");
@@ -74,6 +75,15 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
                "thread) on diagonally dominant input");
   app.add_flag("--variable", o.variable,
                "batched routines: a variable-size batch, each matrix of a size drawn from 1..n");
+  app.add_option("--format", o.format, "spmv, spmm: the sparse format (csr, ell, sellp)")
+      ->check(CLI::IsMember({"csr", "ell", "sellp"}));
+  app.add_option("--slice-size", o.slice_size, "spmv, spmm: SELL-P slice height (a power of two)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--alignment", o.alignment, "spmv, spmm: SELL-P slice widths' multiple")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--layout", o.layout,
+                 "spmm: the vectors row-major (row, default) or column-major (col)")
+      ->check(CLI::IsMember({"col", "row"}));
   app.add_option("--csv", o.csv, "write the rows to this CSV file");
   app.add_option("--json", o.json, "write the rows to this JSON file");
   try {

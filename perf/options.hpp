@@ -23,6 +23,14 @@ struct Options {
   int nb = 0, recursion_width = 0;  // getrf: 0 is the library's tuning (core/tuning.hpp)
   bool variable = false;            // batched routines: sizes drawn from 1..n per matrix
   bool kokkos_kernels = false;      // getrf_batched: KokkosBatched's SerialLU as the comparison
+
+  // spmv, spmm: the format (csr, ell, sellp), SELL-P's slice height and width multiple, and
+  // the vectors row-major (row, the default: the layout of the paper and of the CUDA SELL-P
+  // kernel) or column-major (col).
+  std::string format = "sellp";
+  long slice_size = 32, alignment = 4;
+  std::string layout = "row";
+
   std::string csv, json;
 };
 

@@ -1,0 +1,131 @@
+// CUDA SELL-P SpMM: one thread per (row, group of vectors), the group's sums in registers.
+#include <cuComplex.h>
+
+#include <cstdint>
+
+#include "basalt/backends/cuda/error.hpp"
+#include "basalt/backends/cuda/scalar_ops.cuh"
+#include "basalt/backends/cuda/sparse/sellp_spmm_launch.hpp"
+
+namespace basalt::cuda::kernels {
+
+namespace {
+
+constexpr int rows_per_block = 128;
+constexpr int max_group = 8;  // vectors per thread: more spills the complex<double> sums
+
+__device__ inline float multiply_add(float a, float x, float sum) { return fmaf(a, x, sum); }
+__device__ inline double multiply_add(double a, double x, double sum) { return fma(a, x, sum); }
+__device__ inline cuFloatComplex multiply_add(cuFloatComplex a, cuFloatComplex x,
+                                              cuFloatComplex sum) {
+  return cuCfmaf(a, x, sum);
+}
+__device__ inline cuDoubleComplex multiply_add(cuDoubleComplex a, cuDoubleComplex x,
+                                               cuDoubleComplex sum) {
+  return cuCfma(a, x, sum);
+}
+
+template <class T>
+__device__ inline T zero() {
+  return T{};
+}
+
+// alpha sum + beta y, without reading y when beta = 0 (BLAS).
+template <class T>
+__device__ inline T scaled(T alpha, T sum, T beta, const T* y) {
+  const T product = multiply_add(alpha, sum, zero<T>());
+  return ops::is_zero(beta) ? product : multiply_add(beta, *y, product);
+}
+
+// Loads of 16 bytes where the group's vectors allow them: Width elements at a time.
+template <class T>
+struct alignas(16) Chunk {
+  static constexpr int width = sizeof(T) < 16 ? 16 / sizeof(T) : 1;
+  T element[width];
+};
+
+template <class T, int Group, bool Aligned>
+__global__ void __launch_bounds__(rows_per_block)
+    sellp_spmm_kernel(SellpSpmmProblem p, const T* __restrict__ values, T alpha,
+                      const T* __restrict__ X, T beta, T* __restrict__ Y) {
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * rows_per_block + threadIdx.x;
+  if (row >= p.num_rows) return;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * Group;
+  const int count = p.num_vectors - first < Group ? static_cast<int>(p.num_vectors - first) : Group;
+  T sum[Group];
+#pragma unroll
+  for (int v = 0; v < Group; ++v) sum[v] = zero<T>();
+  if (!ops::is_zero(alpha)) {
+    const int slice = static_cast<int>(row / p.slice_size);
+    const int lane = static_cast<int>(row % p.slice_size);
+    const int end = p.slice_ptr[slice + 1];
+    for (int at = p.slice_ptr[slice] + lane; at < end; at += p.slice_size) {
+      const int column = p.columns[at];
+      if (column < 0) break;  // padding ends the row
+      const T a = values[at];
+      const T* x = X + column * p.x_row_stride + first;
+      if (Aligned && count == Group) {
+        using C = Chunk<T>;
+#pragma unroll
+        for (int v = 0; v < Group; v += C::width) {
+          const C chunk = *reinterpret_cast<const C*>(x + v);
+#pragma unroll
+          for (int w = 0; w < C::width; ++w)
+            sum[v + w] = multiply_add(a, chunk.element[w], sum[v + w]);
+        }
+      } else {
+#pragma unroll
+        for (int v = 0; v < Group; ++v)
+          if (v < count) sum[v] = multiply_add(a, x[v], sum[v]);
+      }
+    }
+  }
+  T* y = Y + row * p.y_row_stride + first;
+#pragma unroll
+  for (int v = 0; v < Group; ++v)
+    if (v < count) y[v] = scaled(alpha, sum[v], beta, y + v);
+}
+
+template <class T, int Group>
+void launch(cudaStream_t stream, const SellpSpmmProblem& p, const T* values, T alpha, const T* X,
+            T beta, T* Y) {
+  const dim3 grid(static_cast<unsigned>((p.num_rows + rows_per_block - 1) / rows_per_block),
+                  static_cast<unsigned>((p.num_vectors + Group - 1) / Group));
+  constexpr int width = Chunk<T>::width;
+  const bool aligned = Group % width == 0 && reinterpret_cast<std::uintptr_t>(X) % 16 == 0 &&
+                       p.x_row_stride % width == 0;
+  if (aligned)
+    sellp_spmm_kernel<T, Group, true>
+        <<<grid, rows_per_block, 0, stream>>>(p, values, alpha, X, beta, Y);
+  else
+    sellp_spmm_kernel<T, Group, false>
+        <<<grid, rows_per_block, 0, stream>>>(p, values, alpha, X, beta, Y);
+  BASALT_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+template <class T>
+void sellp_spmm(cudaStream_t stream, const SellpSpmmProblem& p, const T* values, T alpha,
+                const T* X, T beta, T* Y) {
+  if (p.num_rows == 0 || p.num_vectors == 0) return;
+  // The smallest group that holds every vector, up to max_group: no idle registers for small k.
+  if (p.num_vectors == 1)
+    launch<T, 1>(stream, p, values, alpha, X, beta, Y);
+  else if (p.num_vectors == 2)
+    launch<T, 2>(stream, p, values, alpha, X, beta, Y);
+  else if (p.num_vectors <= 4)
+    launch<T, 4>(stream, p, values, alpha, X, beta, Y);
+  else
+    launch<T, max_group>(stream, p, values, alpha, X, beta, Y);
+}
+
+#define BASALT_INSTANTIATE_SELLP_SPMM(T) \
+  template void sellp_spmm<T>(cudaStream_t, const SellpSpmmProblem&, const T*, T, const T*, T, T*);
+
+BASALT_INSTANTIATE_SELLP_SPMM(float)
+BASALT_INSTANTIATE_SELLP_SPMM(double)
+BASALT_INSTANTIATE_SELLP_SPMM(cuFloatComplex)
+BASALT_INSTANTIATE_SELLP_SPMM(cuDoubleComplex)
+
+}  // namespace basalt::cuda::kernels

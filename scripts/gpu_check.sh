@@ -4,6 +4,7 @@
 #   tests    every test on the GPU, compute-sanitizer on the CUDA kernels' tests
 #   dense    ceilings (copy, gemm), laswp, the LU panel, getrf, each beside the vendor
 #   batched  the batched factorizations beside cuBLAS/cuSOLVER and Kokkos Kernels
+#   sparse   SpMV and SpMM in each format on the 3D Laplacian, beside cuSPARSE
 # `gpu_check.sh build` stops after the build. Logs and CSVs go to $OUT.
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -26,7 +27,7 @@ if ! cmake -S "$top" -B "$build" -G Ninja -DBASALT_ENABLE_CUDA=ON \
   exit 1
 fi
 [ "${1:-}" = build ] && exit 0
-parts=${*:-tests dense batched}
+parts=${*:-tests dense batched sparse}
 wants() { [[ " $parts " == *" $1 "* ]]; }
 
 if wants tests; then
@@ -35,7 +36,7 @@ tail -25 "$out/ctest.log"
 # racecheck skips Kokkos' own kernels: Kokkos 3.4's warp-synchronous parallel_reduce (the
 # portable getf2 the comparison test runs) draws shared-memory warnings that are not Basalt's.
 # The panels at the fused kernel's height limit ([limit]) take too long under the tools.
-for test in dense_laswp dense_getrf batched_getrf_batched; do
+for test in dense_laswp dense_getrf batched_getrf_batched sparse_spmv; do
   for tool in memcheck racecheck synccheck; do
     filter=()
     [ $tool = racecheck ] && filter=(--kernel-name-exclude kns=cuda_parallel_launch)
@@ -84,5 +85,16 @@ done
 cat "$out/batched.txt"
 step batched-kk "$perf" --routine getrf_batched --prec d --n 8:32:8 --batch 20000 --niter 5 --kokkos-kernels
 step batched-variable "$perf" --routine getrf_batched --prec d --n 32:128:32 --batch 5000 --niter 5 --variable
+fi
+if wants sparse; then
+echo "== SpMV and SpMM (k = 8, 16, 32) on the 3D Laplacian, 160^3 rows, beside cuSPARSE's CSR"
+for format in csr ell sellp; do
+  step "spmv $format" "$perf" --routine spmv --prec d --n 160 --format $format --niter 10 --vendor \
+    --energy --csv "$out/spmv-$format.csv"
+done
+for k in 8 16 32; do
+  step "spmm sellp k=$k" "$perf" --routine spmm --prec d --n 160 --nrhs $k --format sellp --niter 10 \
+    --vendor
+done
 fi
 exit $status

@@ -16,6 +16,7 @@ struct getf2;  // the LU panel: unblocked LU with partial pivoting of a tall, na
 struct gemm;
 struct trsm;
 struct getrf_batched;  // LU of every matrix of a batch
+struct potrf_batched;  // Cholesky factorization of every matrix of a batch
 struct spmm;           // sparse matrix times vectors (SpMV: one vector), every sparse format
 }  // namespace routine
 

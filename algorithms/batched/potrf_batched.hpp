@@ -17,6 +17,7 @@
 // host-side sizes. Every call is asynchronous on exec.
 //
 // Portable path: one team per matrix; a matrix that fits in team scratch is factored there.
+// CUDA: matrices up to 32 x 32 go to a kernel with one warp segment per matrix.
 #include <Kokkos_Core.hpp>
 
 #include "basalt/algorithms/batched/batch.hpp"
@@ -27,6 +28,9 @@
 #include "basalt/algorithms/batched/impl/team_lu.hpp"
 #include "basalt/core/dispatch.hpp"
 #include "basalt/core/errors.hpp"
+#if defined(BASALT_ENABLE_CUDA)
+#include "basalt/backends/cuda/batched/potrf_batched.hpp"
+#endif
 
 namespace basalt {
 
@@ -96,6 +100,10 @@ void potrf_batched(const ExecSpace& exec, Triangle uplo, const ABatch& A, const 
   for (int b = 0; b < impl::matrices_to_check(a.count, a); ++b)
     require(a.host_rows(b) == a.host_cols(b), "potrf_batched", "A", "matrix ", b, " is ",
             a.host_rows(b), " x ", a.host_cols(b), "; it must be square");
+  using Spec = Specialization<routine::potrf_batched, ExecSpace>;
+  if constexpr (Spec::available) {
+    if (Spec::handles(a)) return Spec::apply(exec, uplo, a, info);
+  }
   portable::potrf_batched(exec, uplo, a, info, impl::batch_launch<ExecSpace>(a));
 }
 

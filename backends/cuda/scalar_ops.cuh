@@ -33,8 +33,12 @@ __device__ inline bool is_zero(cuDoubleComplex x) { return x.x == 0.0 && x.y == 
 
 __device__ inline float divide(float a, float b) { return a / b; }
 __device__ inline double divide(double a, double b) { return a / b; }
-__device__ inline cuFloatComplex divide(cuFloatComplex a, cuFloatComplex b) { return cuCdivf(a, b); }
-__device__ inline cuDoubleComplex divide(cuDoubleComplex a, cuDoubleComplex b) { return cuCdiv(a, b); }
+__device__ inline cuFloatComplex divide(cuFloatComplex a, cuFloatComplex b) {
+  return cuCdivf(a, b);
+}
+__device__ inline cuDoubleComplex divide(cuDoubleComplex a, cuDoubleComplex b) {
+  return cuCdiv(a, b);
+}
 
 // a - l u
 __device__ inline float minus_product(float a, float l, float u) { return a - l * u; }
@@ -46,6 +50,25 @@ __device__ inline cuFloatComplex minus_product(cuFloatComplex a, cuFloatComplex 
 __device__ inline cuDoubleComplex minus_product(cuDoubleComplex a, cuDoubleComplex l,
                                                 cuDoubleComplex u) {
   return cuCsub(a, cuCmul(l, u));
+}
+
+__device__ inline float real_part(float x) { return x; }
+__device__ inline double real_part(double x) { return x; }
+__device__ inline float real_part(cuFloatComplex x) { return x.x; }
+__device__ inline double real_part(cuDoubleComplex x) { return x.x; }
+
+__device__ inline float conjugate(float x) { return x; }
+__device__ inline double conjugate(double x) { return x; }
+__device__ inline cuFloatComplex conjugate(cuFloatComplex x) { return cuConjf(x); }
+__device__ inline cuDoubleComplex conjugate(cuDoubleComplex x) { return cuConj(x); }
+
+// The scalar of type T with real part r and no imaginary part.
+template <class T>
+__device__ inline T from_real(real_of_t<T> r) {
+  if constexpr (sizeof(T) == sizeof(r))
+    return r;
+  else
+    return {r, 0};
 }
 
 }  // namespace basalt::cuda::ops

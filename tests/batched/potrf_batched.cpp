@@ -187,3 +187,62 @@ TEST_CASE("potrf_batched on NaN and invalid input", "[potrf_batched]") {
   CHECK(argument_of([&] { potrs_batched(Exec(), Triangle::lower, B, rhs); }) == "B");
   CHECK(identical(host_matrix(to_host(B), 0), originals[0]));
 }
+
+#if defined(BASALT_ENABLE_CUDA)
+// The warp-segment CUDA kernel against the portable team kernel on the same batches, on the GPU:
+// same info; where the factorization completes, factors equal up to rounding and accurate; where
+// it stops at k, the same leading k - 1 columns. Every segment width, both triangles, fixed and
+// variable batches (zero-order members too), a batch that does not fill its last warp.
+TEMPLATE_TEST_CASE("cuda::potrf_batched equals portable::potrf_batched", "[potrf_batched][cuda]",
+                   float, double, Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  std::vector<std::vector<HostMatrix<T>>> batches;
+  for (const int n : {1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32}) {
+    std::vector<HostMatrix<T>> batch;
+    for (int b = 0; b < 37; ++b) batch.push_back(spd_matrix<T>(n, b % 5 == 2));
+    batches.push_back(batch);
+  }
+  std::vector<HostMatrix<T>> mixed;
+  for (const int n : {1, 32, 0, 7, 3, 17, 20, 9})
+    mixed.push_back(spd_matrix<T>(n, mixed.size() % 3 == 1));
+  batches.push_back(mixed);
+
+  const Kokkos::Cuda exec;
+  for (const Triangle uplo : {Triangle::lower, Triangle::upper})
+    for (size_t k = 0; k < batches.size(); ++k) {
+      const auto& originals = batches[k];
+      CAPTURE(k, static_cast<int>(uplo));
+      auto fast = variable_batch(originals);
+      auto reference = variable_batch(originals);
+      Kokkos::View<int*> fast_info("info", fast.count()), reference_info("info", fast.count());
+      const auto a_fast = impl::matrices<Exec>(fast);
+      const auto a_reference = impl::matrices<Exec>(reference);
+      REQUIRE(cuda::potrf_batched_fits(a_fast));
+      cuda::potrf_batched(exec, uplo, a_fast, fast_info);
+      portable::potrf_batched(exec, uplo, a_reference, reference_info,
+                              impl::batch_launch<Exec>(a_reference));
+      exec.fence();
+      const auto factors = host_matrices(fast);
+      const auto reference_factors = host_matrices(reference);
+      const auto infos = to_host(fast_info);
+      const auto reference_infos = to_host(reference_info);
+      for (size_t b = 0; b < originals.size(); ++b) {
+        CAPTURE(b);
+        REQUIRE(infos(b) == reference_infos(b));
+        const int n = originals[b].extent(0);
+        const int done = infos(b) == 0 ? n : infos(b) - 1;
+        if (infos(b) == 0) CHECK(cholesky_backward_error(originals[b], factors[b], uplo) < 30);
+        double difference = 0, size = 0;
+        for (int j = 0; j < done; ++j)
+          for (int i = j; i < n; ++i) {
+            const auto [r, c] = uplo == Triangle::lower ? std::pair{i, j} : std::pair{j, i};
+            const Wide expected = Wide(reference_factors[b](r, c));
+            difference =
+                std::max(difference, double(Kokkos::abs(Wide(factors[b](r, c)) - expected)));
+            size = std::max(size, double(Kokkos::abs(expected)));
+          }
+        CHECK(difference <= 64 * n * eps<T>() * size);
+      }
+    }
+}
+#endif

@@ -213,15 +213,16 @@ TEST_CASE("padding never reads x: a NaN in x reaches only the rows that use it",
 
 #if defined(BASALT_ENABLE_CUDA)
 // The specialization against the portable kernel on the same operands (both also meet the dense
-// reference above, through basalt::spmm's dispatch): every vector-group size, the 16-byte loads
-// (even leading dimension) and scalar loads (odd), beta = 0 over NaN.
+// reference above, through basalt::spmm's dispatch): every vector-group size and threads per row,
+// more vectors than one pass takes, the 16-byte loads (even leading dimension) and scalar loads
+// (odd), beta = 0 over NaN.
 TEMPLATE_TEST_CASE("cuda::sellp_spmm equals portable::spmm", "[sparse][cuda]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
   const auto A = test::random_sparse<T>({300, 250, 0.04, true, true});
   for (const auto [slice, alignment] : {std::pair{32, 4}, std::pair{8, 1}}) {
     const auto sellp = to_sellp(Exec(), A.csr, slice, alignment);
-    for (int k : {1, 2, 3, 4, 7, 8, 16, 19, 32}) {
+    for (int k : {1, 2, 3, 4, 7, 8, 9, 16, 19, 32, 33, 70}) {
       for (const auto [alpha, beta] : {std::pair{T(1), T(0)}, std::pair{T(-0.5), T(2)}}) {
         CAPTURE(slice, alignment, k);
         Kokkos::View<T**, Kokkos::LayoutRight, Exec::memory_space> X("X", 250, k),

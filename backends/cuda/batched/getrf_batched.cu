@@ -1,7 +1,9 @@
-// CUDA batched LU of small matrices: one warp per matrix, one row per lane, held in registers.
+// CUDA batched LU of small matrices: one warp segment per matrix, one row per lane, held in
+// registers.
 #include <cuComplex.h>
 
 #include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"
+#include "basalt/backends/cuda/batched/warp_batch.cuh"
 #include "basalt/backends/cuda/error.hpp"
 #include "basalt/backends/cuda/scalar_ops.cuh"
 
@@ -9,133 +11,107 @@ namespace basalt::cuda::kernels {
 
 namespace {
 
-constexpr int warps_per_block = 4;
-constexpr unsigned full_mask = 0xffffffff;
+constexpr int block_threads = 128;
 
-__device__ inline float shuffle(float v, int lane) { return __shfl_sync(full_mask, v, lane); }
-__device__ inline double shuffle(double v, int lane) { return __shfl_sync(full_mask, v, lane); }
-__device__ inline cuFloatComplex shuffle(cuFloatComplex v, int lane) {
-  return make_cuFloatComplex(__shfl_sync(full_mask, v.x, lane), __shfl_sync(full_mask, v.y, lane));
-}
-__device__ inline cuDoubleComplex shuffle(cuDoubleComplex v, int lane) {
-  return make_cuDoubleComplex(__shfl_sync(full_mask, v.x, lane), __shfl_sync(full_mask, v.y, lane));
-}
-
-// Matrix b of a batch: its first element, sizes and strides.
-template <class T>
-struct Located {
-  T* base;
-  int rows, cols;
-  std::int64_t row_stride, col_stride;
-};
-
-template <class T>
-__device__ Located<T> locate(const DeviceBatch<T>& batch, int b) {
-  if (batch.variable)
-    return {batch.data + batch.var_offset[b], batch.var_rows[b], batch.var_cols[b], 1,
-            batch.var_ld[b]};
-  return {batch.data + b * batch.batch_stride, batch.rows, batch.cols, batch.row_stride,
-          batch.col_stride};
-}
-
-// LAPACK's getf2 on one matrix of up to 32 x N: lane i holds row i. The pivot is the first
-// largest magnitude (a NaN never is one; a column with no positive magnitude keeps its
-// diagonal), as in the portable kernel, so both give the same pivots.
-template <class T, int N>
-__global__ void __launch_bounds__(32 * warps_per_block)
+// LAPACK's getf2 on matrices of up to S x S, 32 / S of them per warp: lane i of a segment holds
+// the matrix's row i. Rows are not moved: each lane tracks the position its row has reached
+// under the interchanges so far, and rows land in place when they are stored. The pivot is the
+// first largest magnitude in position order (a NaN never is one; a column with no positive
+// magnitude keeps its diagonal), as in the portable kernel, so both give the same pivots.
+// Control flow is the same on every lane of the warp; what differs between segments is data.
+template <class T, int S>
+__global__ void __launch_bounds__(block_threads)
     getrf_warp(DeviceBatch<T> batch, DeviceBatch<int> pivots, int* info, std::int64_t info_stride,
                int count) {
   using Real = ops::real_of_t<T>;
-  const int b = blockIdx.x * warps_per_block + threadIdx.y;
-  if (b >= count) return;  // the whole warp: b is the same on its lanes
-  const int lane = threadIdx.x;
-  const Located<T> a = locate(batch, b);
-  const Located<int> ipiv = locate(pivots, b);
+  const int thread = blockIdx.x * block_threads + threadIdx.x;
+  if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
+  const int b = thread / S, lane = threadIdx.x % S;
+  const warp::Located<T> a = warp::locate(batch, b, count);
+  const warp::Located<int> ipiv = warp::locate(pivots, b, count);
   const int m = a.rows, n = a.cols, steps = min(m, n);
 
-  T row[N];
+  T row[S];
 #pragma unroll
-  for (int c = 0; c < N; ++c)
+  for (int c = 0; c < S; ++c)
     row[c] = lane < m && c < n ? a.base[lane * a.row_stride + c * a.col_stride] : T{};
 
+  int position = lane;
   int first_zero = 0;
 #pragma unroll
-  for (int j = 0; j < N; ++j) {
-    if (j >= steps) break;
+  for (int j = 0; j < S; ++j) {
+    const bool active = j < steps;
     const Real mine = ops::abs1(row[j]);
-    Real best = lane >= j && lane < m && mine == mine ? mine : Real(-1);
-    int at = lane;
-    for (int offset = 16; offset > 0; offset /= 2) {
-      const Real other = __shfl_xor_sync(full_mask, best, offset);
-      const int other_at = __shfl_xor_sync(full_mask, at, offset);
+    Real best = position >= j && lane < m && mine == mine ? mine : Real(-1);
+    int at = position;
+    for (int offset = S / 2; offset > 0; offset /= 2) {
+      const Real other = __shfl_xor_sync(warp::full_mask, best, offset, S);
+      const int other_at = __shfl_xor_sync(warp::full_mask, at, offset, S);
       if (other > best || (other == best && other_at < at)) {
         best = other;
         at = other_at;
       }
     }
     const int p = best > Real(0) ? at : j;
-    if (lane == 0) ipiv.base[j * ipiv.row_stride] = p + 1;
-    if (p != j) {
-#pragma unroll
-      for (int c = 0; c < N; ++c) {
-        const T from_j = shuffle(row[c], j), from_p = shuffle(row[c], p);
-        if (lane == j) row[c] = from_p;
-        if (lane == p) row[c] = from_j;
-      }
+    if (active) {
+      if (lane == 0) ipiv.base[j * ipiv.row_stride] = p + 1;
+      if (position == p)
+        position = j;
+      else if (position == j)
+        position = p;
     }
-    const T pivot = shuffle(row[j], j);
-    if (ops::is_zero(pivot)) {
-      if (first_zero == 0) first_zero = j + 1;
-      continue;  // LAPACK leaves a zero pivot's column unscaled
-    }
-    const bool below = lane > j && lane < m;
+    const int pivot_lane = warp::first_lane_where<S>(position == j);
+    const T pivot = warp::shuffle<S>(row[j], pivot_lane);
+    const bool zero = ops::is_zero(pivot);
+    if (active && zero && first_zero == 0) first_zero = j + 1;
+    // LAPACK leaves a zero pivot's column unscaled; the column below it is zero, so no update.
+    const bool below = active && !zero && position > j && lane < m;
     if (below) row[j] = ops::divide(row[j], pivot);
 #pragma unroll
-    for (int c = j + 1; c < N; ++c) {
-      const T u = shuffle(row[c], j);
+    for (int c = j + 1; c < S; ++c) {
+      const T u = warp::shuffle<S>(row[c], pivot_lane);
       if (below && c < n) row[c] = ops::minus_product(row[c], row[j], u);
     }
   }
 
 #pragma unroll
-  for (int c = 0; c < N; ++c)
-    if (lane < m && c < n) a.base[lane * a.row_stride + c * a.col_stride] = row[c];
-  if (lane == 0) info[b * info_stride] = first_zero;
+  for (int c = 0; c < S; ++c)
+    if (lane < m && c < n) a.base[position * a.row_stride + c * a.col_stride] = row[c];
+  if (lane == 0 && b < count) info[b * info_stride] = first_zero;
 }
 
 }  // namespace
 
 template <class T>
 void getrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<int>& ipiv,
-                         int* info, std::int64_t info_stride, int count, int largest_cols) {
+                         int* info, std::int64_t info_stride, int count, int largest) {
   if (count == 0) return;
-  const dim3 block(32, warps_per_block);
-  const int blocks = (count + warps_per_block - 1) / warps_per_block;
-  // The narrowest register row that holds every matrix.
-  auto launch = [&](auto kernel) {
-    kernel<<<blocks, block, 0, stream>>>(A, ipiv, info, info_stride, count);
+  auto launch = [&](auto kernel, int width) {
+    const std::int64_t threads = static_cast<std::int64_t>(count) * width;
+    const int blocks = static_cast<int>((threads + block_threads - 1) / block_threads);
+    kernel<<<blocks, block_threads, 0, stream>>>(A, ipiv, info, info_stride, count);
     BASALT_CUDA_CHECK_LAUNCH();
   };
-  if (largest_cols <= 4)
-    launch(getrf_warp<T, 4>);
-  else if (largest_cols <= 8)
-    launch(getrf_warp<T, 8>);
-  else if (largest_cols <= 16)
-    launch(getrf_warp<T, 16>);
-  else
-    launch(getrf_warp<T, 32>);
+  // The narrowest segment that holds every matrix: several small matrices share a warp.
+  switch (warp::segment_width(largest)) {
+    case 4:
+      return launch(getrf_warp<T, 4>, 4);
+    case 8:
+      return launch(getrf_warp<T, 8>, 8);
+    case 16:
+      return launch(getrf_warp<T, 16>, 16);
+    default:
+      return launch(getrf_warp<T, 32>, 32);
+  }
 }
 
-template void getrf_batched_small<float>(cudaStream_t, const DeviceBatch<float>&,
-                                         const DeviceBatch<int>&, int*, std::int64_t, int, int);
-template void getrf_batched_small<double>(cudaStream_t, const DeviceBatch<double>&,
-                                          const DeviceBatch<int>&, int*, std::int64_t, int, int);
-template void getrf_batched_small<cuFloatComplex>(cudaStream_t, const DeviceBatch<cuFloatComplex>&,
-                                                  const DeviceBatch<int>&, int*, std::int64_t, int,
-                                                  int);
-template void getrf_batched_small<cuDoubleComplex>(cudaStream_t,
-                                                   const DeviceBatch<cuDoubleComplex>&,
-                                                   const DeviceBatch<int>&, int*, std::int64_t, int,
-                                                   int);
+#define BASALT_INSTANTIATE_GETRF_BATCHED_SMALL(T)                           \
+  template void getrf_batched_small<T>(cudaStream_t, const DeviceBatch<T>&, \
+                                       const DeviceBatch<int>&, int*, std::int64_t, int, int);
+
+BASALT_INSTANTIATE_GETRF_BATCHED_SMALL(float)
+BASALT_INSTANTIATE_GETRF_BATCHED_SMALL(double)
+BASALT_INSTANTIATE_GETRF_BATCHED_SMALL(cuFloatComplex)
+BASALT_INSTANTIATE_GETRF_BATCHED_SMALL(cuDoubleComplex)
 
 }  // namespace basalt::cuda::kernels

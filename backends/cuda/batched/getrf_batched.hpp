@@ -3,6 +3,7 @@
 // batches whose matrices are all at most 32 x 32: takes the batch apart and launches the
 // warp-per-matrix kernel. Larger matrices stay on the portable path (Specialization::handles).
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <type_traits>
 
 #include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"
@@ -44,7 +45,7 @@ template <class Access, class PivAccess, class InfoView>
 void getrf_batched(const Kokkos::Cuda& exec, const Access& A, const PivAccess& ipiv,
                    const InfoView& info) {
   kernels::getrf_batched_small(exec.cuda_stream(), device_batch(A), device_batch(ipiv), info.data(),
-                               info.stride(0), A.count, A.max_cols);
+                               info.stride(0), A.count, std::max(A.max_rows, A.max_cols));
 }
 
 }  // namespace cuda

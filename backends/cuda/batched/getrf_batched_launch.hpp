@@ -2,10 +2,11 @@
 // Launcher of the CUDA batched LU for small matrices (seed 001: the whole matrix kept on chip).
 // No Kokkos: getrf_batched.cu includes this.
 //
-// One warp per matrix, one row per lane, the row in registers: the pivot search is a warp
-// reduction, the interchange and the broadcast of the pivot row are shuffles, and scaling and
-// rank-1 update run on registers. No shared memory, so as many warps as registers allow share
-// an SM. Matrices up to max_rows x max_columns.
+// One warp segment per matrix (4, 8, 16 or 32 lanes: as many matrices per warp as fit), one row
+// per lane, the row in registers: the pivot search is a segment reduction, the broadcast of the
+// pivot row is shuffles, interchanges only relabel rows, and scaling and rank-1 update run on
+// registers. No shared memory, so as many warps as registers allow share an SM. Matrices up to
+// max_rows x max_columns.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -30,11 +31,12 @@ struct DeviceBatch {
   const std::int64_t* var_offset = nullptr;
 };
 
-// LU with partial pivoting of `count` matrices of at most max_rows x max_columns (largest_cols:
-// the widest of them). ipiv: 1-based pivots; info(b) = info[b * info_stride], LAPACK's.
+// LU with partial pivoting of `count` matrices of at most max_rows x max_columns (largest: the
+// most rows or columns of any of them). ipiv: 1-based pivots; info(b) = info[b * info_stride],
+// LAPACK's.
 // Asynchronous on stream.
 template <class T>
 void getrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<int>& ipiv,
-                         int* info, std::int64_t info_stride, int count, int largest_cols);
+                         int* info, std::int64_t info_stride, int count, int largest);
 
 }  // namespace basalt::cuda::kernels

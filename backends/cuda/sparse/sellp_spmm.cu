@@ -1,4 +1,5 @@
-// CUDA SELL-P SpMM: one thread per (row, group of vectors), the group's sums in registers.
+// CUDA SELL-P SpMM: one thread per (row, group of vectors), the group's sums in registers; the
+// threads of one row sit side by side in a block, so a row of X is read in whole cache lines.
 #include <cuComplex.h>
 
 #include <cstdint>
@@ -11,8 +12,11 @@ namespace basalt::cuda::kernels {
 
 namespace {
 
-constexpr int rows_per_block = 128;
+constexpr int block_threads = 128;
 constexpr int max_group = 8;  // vectors per thread: more spills the complex<double> sums
+// Threads per row, each with its own group: four groups of eight cover 32 double vectors, a
+// 256-byte row of X, in one pass. More vectors take more passes (gridDim.y).
+constexpr int max_lanes = 4;
 
 __device__ inline float multiply_add(float a, float x, float sum) { return fmaf(a, x, sum); }
 __device__ inline double multiply_add(double a, double x, double sum) { return fma(a, x, sum); }
@@ -44,13 +48,16 @@ struct alignas(16) Chunk {
   T element[width];
 };
 
-template <class T, int Group, bool Aligned>
-__global__ void __launch_bounds__(rows_per_block)
+template <class T, int Group, int Lanes, bool Aligned>
+__global__ void __launch_bounds__(block_threads)
     sellp_spmm_kernel(SellpSpmmProblem p, const T* __restrict__ values, T alpha,
                       const T* __restrict__ X, T beta, T* __restrict__ Y) {
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * rows_per_block + threadIdx.x;
-  if (row >= p.num_rows) return;
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * Group;
+  constexpr int rows_per_block = block_threads / Lanes;
+  const std::int64_t row =
+      static_cast<std::int64_t>(blockIdx.x) * rows_per_block + threadIdx.x / Lanes;
+  const std::int64_t first =
+      (static_cast<std::int64_t>(blockIdx.y) * Lanes + threadIdx.x % Lanes) * Group;
+  if (row >= p.num_rows || first >= p.num_vectors) return;
   const int count = p.num_vectors - first < Group ? static_cast<int>(p.num_vectors - first) : Group;
   T sum[Group];
 #pragma unroll
@@ -86,20 +93,22 @@ __global__ void __launch_bounds__(rows_per_block)
     if (v < count) y[v] = scaled(alpha, sum[v], beta, y + v);
 }
 
-template <class T, int Group>
+template <class T, int Group, int Lanes>
 void launch(cudaStream_t stream, const SellpSpmmProblem& p, const T* values, T alpha, const T* X,
             T beta, T* Y) {
+  constexpr int rows_per_block = block_threads / Lanes;
+  constexpr int vectors_per_pass = Group * Lanes;
   const dim3 grid(static_cast<unsigned>((p.num_rows + rows_per_block - 1) / rows_per_block),
-                  static_cast<unsigned>((p.num_vectors + Group - 1) / Group));
+                  static_cast<unsigned>((p.num_vectors + vectors_per_pass - 1) / vectors_per_pass));
   constexpr int width = Chunk<T>::width;
   const bool aligned = Group % width == 0 && reinterpret_cast<std::uintptr_t>(X) % 16 == 0 &&
                        p.x_row_stride % width == 0;
   if (aligned)
-    sellp_spmm_kernel<T, Group, true>
-        <<<grid, rows_per_block, 0, stream>>>(p, values, alpha, X, beta, Y);
+    sellp_spmm_kernel<T, Group, Lanes, true>
+        <<<grid, block_threads, 0, stream>>>(p, values, alpha, X, beta, Y);
   else
-    sellp_spmm_kernel<T, Group, false>
-        <<<grid, rows_per_block, 0, stream>>>(p, values, alpha, X, beta, Y);
+    sellp_spmm_kernel<T, Group, Lanes, false>
+        <<<grid, block_threads, 0, stream>>>(p, values, alpha, X, beta, Y);
   BASALT_CUDA_CHECK_LAUNCH();
 }
 
@@ -109,15 +118,20 @@ template <class T>
 void sellp_spmm(cudaStream_t stream, const SellpSpmmProblem& p, const T* values, T alpha,
                 const T* X, T beta, T* Y) {
   if (p.num_rows == 0 || p.num_vectors == 0) return;
-  // The smallest group that holds every vector, up to max_group: no idle registers for small k.
+  // The smallest group that holds every vector, up to max_group: no idle registers for small k;
+  // then as many threads per row as the vectors fill, up to max_lanes.
   if (p.num_vectors == 1)
-    launch<T, 1>(stream, p, values, alpha, X, beta, Y);
+    launch<T, 1, 1>(stream, p, values, alpha, X, beta, Y);
   else if (p.num_vectors == 2)
-    launch<T, 2>(stream, p, values, alpha, X, beta, Y);
+    launch<T, 2, 1>(stream, p, values, alpha, X, beta, Y);
   else if (p.num_vectors <= 4)
-    launch<T, 4>(stream, p, values, alpha, X, beta, Y);
+    launch<T, 4, 1>(stream, p, values, alpha, X, beta, Y);
+  else if (p.num_vectors <= max_group)
+    launch<T, max_group, 1>(stream, p, values, alpha, X, beta, Y);
+  else if (p.num_vectors <= 2 * max_group)
+    launch<T, max_group, 2>(stream, p, values, alpha, X, beta, Y);
   else
-    launch<T, max_group>(stream, p, values, alpha, X, beta, Y);
+    launch<T, max_group, max_lanes>(stream, p, values, alpha, X, beta, Y);
 }
 
 #define BASALT_INSTANTIATE_SELLP_SPMM(T) \

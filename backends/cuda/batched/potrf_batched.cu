@@ -1,0 +1,99 @@
+// CUDA batched Cholesky of small matrices: one warp segment per matrix, one row of the factor
+// per lane, held in registers.
+#include <cuComplex.h>
+
+#include "basalt/backends/cuda/batched/potrf_batched_launch.hpp"
+#include "basalt/backends/cuda/batched/warp_batch.cuh"
+#include "basalt/backends/cuda/error.hpp"
+#include "basalt/backends/cuda/scalar_ops.cuh"
+
+namespace basalt::cuda::kernels {
+
+namespace {
+
+constexpr int block_threads = 128;
+
+// Right-looking Cholesky, as the portable team kernel: at step j the diagonal element's lane
+// takes its square root, the lanes below scale their element of column j, and every lane i > j
+// subtracts L(i, j) conj(L(c, j)) from its elements c in j+1..i, L(c, j) shuffled from lane c.
+// A non-positive (or NaN) diagonal stops the matrix there, A(j, j) left as it was updated.
+// Control flow is the same on every lane of the warp; what differs between segments is data.
+template <class T, int S>
+__global__ void __launch_bounds__(block_threads)
+    potrf_warp(bool lower, DeviceBatch<T> batch, int* info, std::int64_t info_stride, int count) {
+  using Real = ops::real_of_t<T>;
+  const int thread = blockIdx.x * block_threads + threadIdx.x;
+  if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
+  const int b = thread / S, i = threadIdx.x % S;
+  const warp::Located<T> a = warp::locate(batch, b, count);
+  const int n = a.rows;
+  // Element (i, c) of the lower triangle: A(i, c), or conj(A(c, i)) when the upper one is stored.
+  const auto at = [&](int c) {
+    return lower ? a.base + i * a.row_stride + c * a.col_stride
+                 : a.base + c * a.row_stride + i * a.col_stride;
+  };
+
+  T row[S];
+#pragma unroll
+  for (int c = 0; c < S; ++c) {
+    row[c] = T{};
+    if (c <= i && i < n) row[c] = lower ? *at(c) : ops::conjugate(*at(c));
+  }
+
+  int failed = 0;
+#pragma unroll
+  for (int j = 0; j < S; ++j) {
+    const Real diagonal = ops::real_part(warp::shuffle<S>(row[j], j));
+    const bool active = j < n && failed == 0 && diagonal > Real(0);
+    if (j < n && failed == 0 && !(diagonal > Real(0))) failed = j + 1;
+    const Real root = active ? sqrt(diagonal) : Real(1);
+    if (active && i == j) row[j] = ops::from_real<T>(root);
+    if (active && i > j && i < n) row[j] = ops::divide(row[j], ops::from_real<T>(root));
+#pragma unroll
+    for (int c = j + 1; c < S; ++c) {
+      const T l = ops::conjugate(warp::shuffle<S>(row[j], c));
+      if (active && c <= i && i < n) row[c] = ops::minus_product(row[c], row[j], l);
+    }
+  }
+
+#pragma unroll
+  for (int c = 0; c < S; ++c)
+    if (c <= i && i < n) *at(c) = lower ? row[c] : ops::conjugate(row[c]);
+  if (i == 0 && b < count) info[b * info_stride] = failed;
+}
+
+}  // namespace
+
+template <class T>
+void potrf_batched_small(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
+                         std::int64_t info_stride, int count, int largest) {
+  if (count == 0) return;
+  auto launch = [&](auto kernel, int width) {
+    const std::int64_t threads = static_cast<std::int64_t>(count) * width;
+    const int blocks = static_cast<int>((threads + block_threads - 1) / block_threads);
+    kernel<<<blocks, block_threads, 0, stream>>>(lower, A, info, info_stride, count);
+    BASALT_CUDA_CHECK_LAUNCH();
+  };
+  // The narrowest segment that holds every matrix: several small matrices share a warp.
+  switch (warp::segment_width(largest)) {
+    case 4:
+      return launch(potrf_warp<T, 4>, 4);
+    case 8:
+      return launch(potrf_warp<T, 8>, 8);
+    case 16:
+      return launch(potrf_warp<T, 16>, 16);
+    default:
+      return launch(potrf_warp<T, 32>, 32);
+  }
+}
+
+#define BASALT_INSTANTIATE_POTRF_BATCHED_SMALL(T)                                       \
+  template void potrf_batched_small<T>(cudaStream_t, bool, const DeviceBatch<T>&, int*, \
+                                       std::int64_t, int, int);
+
+BASALT_INSTANTIATE_POTRF_BATCHED_SMALL(float)
+BASALT_INSTANTIATE_POTRF_BATCHED_SMALL(double)
+BASALT_INSTANTIATE_POTRF_BATCHED_SMALL(cuFloatComplex)
+BASALT_INSTANTIATE_POTRF_BATCHED_SMALL(cuDoubleComplex)
+
+}  // namespace basalt::cuda::kernels

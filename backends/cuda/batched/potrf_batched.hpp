@@ -1,0 +1,41 @@
+#pragma once
+// The CUDA specialization of the batched Cholesky (basalt::portable::potrf_batched's contract)
+// for batches whose matrices are all at most 32 x 32: takes the batch apart and launches the
+// warp-segment kernel. Larger matrices stay on the portable path (Specialization::handles).
+#include <Kokkos_Core.hpp>
+
+#include "basalt/backends/cuda/batched/getrf_batched.hpp"
+#include "basalt/backends/cuda/batched/potrf_batched_launch.hpp"
+#include "basalt/core/dispatch.hpp"
+
+namespace basalt {
+
+namespace cuda {
+
+template <class Access>
+bool potrf_batched_fits(const Access& A) {
+  return A.max_rows <= kernels::potrf_batched_max_size;
+}
+
+template <class Access, class InfoView>
+void potrf_batched(const Kokkos::Cuda& exec, Triangle uplo, const Access& A, const InfoView& info) {
+  kernels::potrf_batched_small(exec.cuda_stream(), uplo == Triangle::lower, device_batch(A),
+                               info.data(), info.stride(0), A.count, A.max_rows);
+}
+
+}  // namespace cuda
+
+template <>
+struct Specialization<routine::potrf_batched, Kokkos::Cuda> {
+  static constexpr bool available = true;
+  template <class Access>
+  static bool handles(const Access& A) {
+    return cuda::potrf_batched_fits(A);
+  }
+  template <class... Args>
+  static void apply(const Kokkos::Cuda& exec, const Args&... args) {
+    cuda::potrf_batched(exec, args...);
+  }
+};
+
+}  // namespace basalt

@@ -1,0 +1,24 @@
+#pragma once
+// Launcher of the CUDA batched Cholesky for small matrices (seed 001: the whole matrix kept on
+// chip). No Kokkos: potrf_batched.cu includes this.
+//
+// As the batched LU: one warp segment per matrix (4, 8, 16 or 32 lanes), lane i holding row i of
+// the lower factor in registers (for an upper triangle, column i, conjugated), the diagonal
+// element and the factor's column broadcast by shuffles. Matrices up to max_size x max_size.
+#include <cuda_runtime.h>
+
+#include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"
+
+namespace basalt::cuda::kernels {
+
+inline constexpr int potrf_batched_max_size = 32;
+
+// Cholesky factorization of the `lower` (else upper) triangle of `count` Hermitian matrices of
+// at most max_size x max_size (largest: the order of the largest). info(b) = info[b *
+// info_stride], LAPACK's: a matrix whose leading minor of order k is not positive definite
+// stops at k. Asynchronous on stream.
+template <class T>
+void potrf_batched_small(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
+                         std::int64_t info_stride, int count, int largest);
+
+}  // namespace basalt::cuda::kernels

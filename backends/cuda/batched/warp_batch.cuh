@@ -1,0 +1,62 @@
+#pragma once
+// What the warp-level batched kernels share: where matrix b of a batch lies, and shuffles of
+// every scalar type within a segment of a warp (one small matrix per segment).
+#include <cuComplex.h>
+
+#include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"
+
+namespace basalt::cuda::kernels::warp {
+
+constexpr unsigned full_mask = 0xffffffff;
+
+// Shuffles within segments of Width lanes: `from` is a lane of the caller's segment.
+template <int Width>
+__device__ inline float shuffle(float v, int from) {
+  return __shfl_sync(full_mask, v, from, Width);
+}
+template <int Width>
+__device__ inline double shuffle(double v, int from) {
+  return __shfl_sync(full_mask, v, from, Width);
+}
+template <int Width>
+__device__ inline cuFloatComplex shuffle(cuFloatComplex v, int from) {
+  return make_cuFloatComplex(shuffle<Width>(v.x, from), shuffle<Width>(v.y, from));
+}
+template <int Width>
+__device__ inline cuDoubleComplex shuffle(cuDoubleComplex v, int from) {
+  return make_cuDoubleComplex(shuffle<Width>(v.x, from), shuffle<Width>(v.y, from));
+}
+
+// The first lane of the caller's segment of Width lanes for which `predicate` holds (-1: none).
+// Every lane of the warp must call it.
+template <int Width>
+__device__ inline int first_lane_where(bool predicate) {
+  const unsigned votes = __ballot_sync(full_mask, predicate);
+  const int segment_start = (threadIdx.x % 32) / Width * Width;
+  const unsigned segment_mask = Width == 32 ? full_mask : (1u << Width) - 1;
+  return __ffs((votes >> segment_start) & segment_mask) - 1;
+}
+
+// Matrix b of a batch: its first element, sizes and strides; a matrix of no rows for b >= count,
+// so segments past the end of the batch compute nothing but still take part in the shuffles.
+template <class T>
+struct Located {
+  T* base;
+  int rows, cols;
+  std::int64_t row_stride, col_stride;
+};
+
+template <class T>
+__device__ Located<T> locate(const DeviceBatch<T>& batch, int b, int count) {
+  if (b >= count) return {nullptr, 0, 0, 1, 1};
+  if (batch.variable)
+    return {batch.data + batch.var_offset[b], batch.var_rows[b], batch.var_cols[b], 1,
+            batch.var_ld[b]};
+  return {batch.data + b * batch.batch_stride, batch.rows, batch.cols, batch.row_stride,
+          batch.col_stride};
+}
+
+// The smallest segment width that holds a matrix of `size` rows or columns: 4, 8, 16 or 32.
+inline int segment_width(int size) { return size <= 4 ? 4 : size <= 8 ? 8 : size <= 16 ? 16 : 32; }
+
+}  // namespace basalt::cuda::kernels::warp

@@ -53,12 +53,18 @@ __global__ void __launch_bounds__(block_threads)
     sellp_spmm_kernel(SellpSpmmProblem p, const T* __restrict__ values, T alpha,
                       const T* __restrict__ X, T beta, T* __restrict__ Y) {
   constexpr int rows_per_block = block_threads / Lanes;
+  constexpr int width = Chunk<T>::width;
   const std::int64_t row =
       static_cast<std::int64_t>(blockIdx.x) * rows_per_block + threadIdx.x / Lanes;
-  const std::int64_t first =
-      (static_cast<std::int64_t>(blockIdx.y) * Lanes + threadIdx.x % Lanes) * Group;
-  if (row >= p.num_rows || first >= p.num_vectors) return;
-  const int count = p.num_vectors - first < Group ? static_cast<int>(p.num_vectors - first) : Group;
+  // The threads of a row take turns by chunk: a row's threads read one contiguous stretch of X
+  // per load instruction.
+  const std::int64_t pass_first = static_cast<std::int64_t>(blockIdx.y) * Group * Lanes;
+  const int vector_lane = threadIdx.x % Lanes;
+  const auto vector_of = [&](int v) {
+    return pass_first + ((v / width) * Lanes + vector_lane) * width + v % width;
+  };
+  if (row >= p.num_rows || vector_of(0) >= p.num_vectors) return;
+  const bool whole_pass = pass_first + Group * Lanes <= p.num_vectors;
   T sum[Group];
 #pragma unroll
   for (int v = 0; v < Group; ++v) sum[v] = zero<T>();
@@ -70,27 +76,28 @@ __global__ void __launch_bounds__(block_threads)
       const int column = p.columns[at];
       if (column < 0) break;  // padding ends the row
       const T a = values[at];
-      const T* x = X + column * p.x_row_stride + first;
-      if (Aligned && count == Group) {
+      const T* x = X + column * p.x_row_stride;
+      if (Aligned && whole_pass) {
         using C = Chunk<T>;
 #pragma unroll
-        for (int v = 0; v < Group; v += C::width) {
-          const C chunk = *reinterpret_cast<const C*>(x + v);
+        for (int v = 0; v < Group; v += width) {
+          const C chunk = *reinterpret_cast<const C*>(x + vector_of(v));
 #pragma unroll
-          for (int w = 0; w < C::width; ++w)
+          for (int w = 0; w < width; ++w)
             sum[v + w] = multiply_add(a, chunk.element[w], sum[v + w]);
         }
       } else {
 #pragma unroll
         for (int v = 0; v < Group; ++v)
-          if (v < count) sum[v] = multiply_add(a, x[v], sum[v]);
+          if (vector_of(v) < p.num_vectors) sum[v] = multiply_add(a, x[vector_of(v)], sum[v]);
       }
     }
   }
-  T* y = Y + row * p.y_row_stride + first;
+  T* y = Y + row * p.y_row_stride;
 #pragma unroll
   for (int v = 0; v < Group; ++v)
-    if (v < count) y[v] = scaled(alpha, sum[v], beta, y + v);
+    if (vector_of(v) < p.num_vectors)
+      y[vector_of(v)] = scaled(alpha, sum[v], beta, y + vector_of(v));
 }
 
 template <class T, int Group, int Lanes>

@@ -3,9 +3,9 @@
 // row and group of vectors, no shared memory). No Kokkos: sellp_spmm.cu includes this.
 //
 // Each thread walks its row's slice entries once and applies each matrix entry to a group of
-// up to 8 vectors whose partial sums stay in registers, so the matrix is read once per group
-// instead of once per vector. The vectors of one row of X are contiguous (row-major X, the
-// paper's layout); when they are 16-byte aligned they are read 16 bytes at a time. Up to four
+// vectors (32 bytes of them) whose partial sums stay in registers, so the matrix is read once per
+// group instead of once per vector. The vectors of one row of X are contiguous (row-major X, the
+// paper's layout); when they are 16-byte aligned they are read 16 bytes at a time. Up to eight
 // threads share a row, one group each, side by side in the block: together they read whole
 // rows of X while those are in cache, instead of one group's part of every row per pass.
 #include <cuda_runtime.h>

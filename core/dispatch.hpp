@@ -17,6 +17,7 @@ struct gemm;
 struct trsm;
 struct getrf_batched;  // LU of every matrix of a batch
 struct potrf_batched;  // Cholesky factorization of every matrix of a batch
+struct geqrf_batched;  // Householder QR of every matrix of a batch
 struct spmm;           // sparse matrix times vectors (SpMV: one vector), every sparse format
 }  // namespace routine
 

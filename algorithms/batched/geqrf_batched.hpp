@@ -29,6 +29,7 @@
 // host-side sizes. Every call is asynchronous on exec.
 //
 // Portable path: one team per matrix; a matrix that fits in team scratch is factored there.
+// CUDA: geqrf_batched on matrices up to 32 x 32 goes to a kernel with one warp segment per matrix.
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <vector>
@@ -41,6 +42,9 @@
 #include "basalt/algorithms/batched/impl/team_qr.hpp"
 #include "basalt/core/dispatch.hpp"
 #include "basalt/core/errors.hpp"
+#if defined(BASALT_ENABLE_CUDA)
+#include "basalt/backends/cuda/batched/geqrf_batched.hpp"
+#endif
 
 namespace basalt {
 
@@ -171,6 +175,10 @@ void geqrf_batched(const ExecSpace& exec, const ABatch& A, const TauBatch& tau) 
     require(t.host_rows(b) >= std::min(a.host_rows(b), a.host_cols(b)), "geqrf_batched", "tau",
             "matrix ", b, ": tau holds ", t.host_rows(b),
             " entries; min(m, n) = ", std::min(a.host_rows(b), a.host_cols(b)), " are needed");
+  using Spec = Specialization<routine::geqrf_batched, ExecSpace>;
+  if constexpr (Spec::available) {
+    if (Spec::handles(a)) return Spec::apply(exec, a, t);
+  }
   portable::geqrf_batched(exec, a, t, impl::batch_launch<ExecSpace>(a));
 }
 

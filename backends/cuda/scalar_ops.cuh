@@ -57,18 +57,43 @@ __device__ inline double real_part(double x) { return x; }
 __device__ inline float real_part(cuFloatComplex x) { return x.x; }
 __device__ inline double real_part(cuDoubleComplex x) { return x.x; }
 
+__device__ inline float imag_part(float) { return 0; }
+__device__ inline double imag_part(double) { return 0; }
+__device__ inline float imag_part(cuFloatComplex x) { return x.y; }
+__device__ inline double imag_part(cuDoubleComplex x) { return x.y; }
+
+// |x|, the Euclidean magnitude (hypot for complex numbers).
+__device__ inline float magnitude(float x) { return fabsf(x); }
+__device__ inline double magnitude(double x) { return fabs(x); }
+__device__ inline float magnitude(cuFloatComplex x) { return cuCabsf(x); }
+__device__ inline double magnitude(cuDoubleComplex x) { return cuCabs(x); }
+
+__device__ inline float add(float a, float b) { return a + b; }
+__device__ inline double add(double a, double b) { return a + b; }
+__device__ inline cuFloatComplex add(cuFloatComplex a, cuFloatComplex b) { return cuCaddf(a, b); }
+__device__ inline cuDoubleComplex add(cuDoubleComplex a, cuDoubleComplex b) { return cuCadd(a, b); }
+
+__device__ inline float multiply(float a, float b) { return a * b; }
+__device__ inline double multiply(double a, double b) { return a * b; }
+__device__ inline cuFloatComplex multiply(cuFloatComplex a, cuFloatComplex b) {
+  return cuCmulf(a, b);
+}
+__device__ inline cuDoubleComplex multiply(cuDoubleComplex a, cuDoubleComplex b) {
+  return cuCmul(a, b);
+}
+
 __device__ inline float conjugate(float x) { return x; }
 __device__ inline double conjugate(double x) { return x; }
 __device__ inline cuFloatComplex conjugate(cuFloatComplex x) { return cuConjf(x); }
 __device__ inline cuDoubleComplex conjugate(cuDoubleComplex x) { return cuConj(x); }
 
-// The scalar of type T with real part r and no imaginary part.
+// The scalar of type T with parts re and im (im dropped for a real T).
 template <class T>
-__device__ inline T from_real(real_of_t<T> r) {
-  if constexpr (sizeof(T) == sizeof(r))
-    return r;
+__device__ inline T make_scalar(real_of_t<T> re, real_of_t<T> im = 0) {
+  if constexpr (sizeof(T) == sizeof(re))
+    return re;
   else
-    return {r, 0};
+    return {re, im};
 }
 
 }  // namespace basalt::cuda::ops

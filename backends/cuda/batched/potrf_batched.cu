@@ -47,8 +47,8 @@ __global__ void __launch_bounds__(block_threads)
     const bool active = j < n && failed == 0 && diagonal > Real(0);
     if (j < n && failed == 0 && !(diagonal > Real(0))) failed = j + 1;
     const Real root = active ? sqrt(diagonal) : Real(1);
-    if (active && i == j) row[j] = ops::from_real<T>(root);
-    if (active && i > j && i < n) row[j] = ops::divide(row[j], ops::from_real<T>(root));
+    if (active && i == j) row[j] = ops::make_scalar<T>(root);
+    if (active && i > j && i < n) row[j] = ops::divide(row[j], ops::make_scalar<T>(root));
 #pragma unroll
     for (int c = j + 1; c < S; ++c) {
       const T l = ops::conjugate(warp::shuffle<S>(row[j], c));

@@ -4,6 +4,7 @@
 #include <cuComplex.h>
 
 #include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"
+#include "basalt/backends/cuda/scalar_ops.cuh"
 
 namespace basalt::cuda::kernels::warp {
 
@@ -25,6 +26,38 @@ __device__ inline cuFloatComplex shuffle(cuFloatComplex v, int from) {
 template <int Width>
 __device__ inline cuDoubleComplex shuffle(cuDoubleComplex v, int from) {
   return make_cuDoubleComplex(shuffle<Width>(v.x, from), shuffle<Width>(v.y, from));
+}
+
+// v from the lane whose index differs from the caller's by the bits of `mask` (< Width).
+template <int Width>
+__device__ inline float shuffle_xor(float v, int mask) {
+  return __shfl_xor_sync(full_mask, v, mask, Width);
+}
+template <int Width>
+__device__ inline double shuffle_xor(double v, int mask) {
+  return __shfl_xor_sync(full_mask, v, mask, Width);
+}
+template <int Width>
+__device__ inline cuFloatComplex shuffle_xor(cuFloatComplex v, int mask) {
+  return make_cuFloatComplex(shuffle_xor<Width>(v.x, mask), shuffle_xor<Width>(v.y, mask));
+}
+template <int Width>
+__device__ inline cuDoubleComplex shuffle_xor(cuDoubleComplex v, int mask) {
+  return make_cuDoubleComplex(shuffle_xor<Width>(v.x, mask), shuffle_xor<Width>(v.y, mask));
+}
+
+// The sum of v over the caller's segment, on every lane of it.
+template <int Width, class V>
+__device__ inline V segment_sum(V v) {
+  for (int mask = Width / 2; mask > 0; mask /= 2) v = ops::add(v, shuffle_xor<Width>(v, mask));
+  return v;
+}
+
+// The largest v over the caller's segment, on every lane of it; a NaN is passed over (fmax).
+template <int Width, class Real>
+__device__ inline Real segment_max(Real v) {
+  for (int mask = Width / 2; mask > 0; mask /= 2) v = fmax(v, shuffle_xor<Width>(v, mask));
+  return v;
 }
 
 // The first lane of the caller's segment of Width lanes for which `predicate` holds (-1: none).

@@ -1,0 +1,42 @@
+#pragma once
+// The CUDA specialization of the batched QR (basalt::portable::geqrf_batched's contract) for
+// batches whose matrices are all at most 32 x 32: takes the batch apart and launches the
+// warp-segment kernel. Larger matrices stay on the portable path (Specialization::handles).
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+
+#include "basalt/backends/cuda/batched/geqrf_batched_launch.hpp"
+#include "basalt/backends/cuda/batched/getrf_batched.hpp"
+#include "basalt/core/dispatch.hpp"
+
+namespace basalt {
+
+namespace cuda {
+
+template <class Access>
+bool geqrf_batched_fits(const Access& A) {
+  return std::max(A.max_rows, A.max_cols) <= kernels::geqrf_batched_max_size;
+}
+
+template <class Access, class TauAccess>
+void geqrf_batched(const Kokkos::Cuda& exec, const Access& A, const TauAccess& tau) {
+  kernels::geqrf_batched_small(exec.cuda_stream(), device_batch(A), device_batch(tau), A.count,
+                               std::max(A.max_rows, A.max_cols));
+}
+
+}  // namespace cuda
+
+template <>
+struct Specialization<routine::geqrf_batched, Kokkos::Cuda> {
+  static constexpr bool available = true;
+  template <class Access>
+  static bool handles(const Access& A) {
+    return cuda::geqrf_batched_fits(A);
+  }
+  template <class... Args>
+  static void apply(const Kokkos::Cuda& exec, const Args&... args) {
+    cuda::geqrf_batched(exec, args...);
+  }
+};
+
+}  // namespace basalt

@@ -1,0 +1,23 @@
+#pragma once
+// Launcher of the CUDA batched Householder QR for small matrices (seed 001: the whole matrix
+// kept on chip). No Kokkos: geqrf_batched.cu includes this.
+//
+// As the batched LU: one warp segment per matrix (4, 8, 16 or 32 lanes), lane i holding row i
+// in registers. A column's norm and each trailing column's product with the reflector are
+// segment reductions; the reflector is applied on registers. Matrices up to max_size x max_size.
+#include <cuda_runtime.h>
+
+#include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"
+
+namespace basalt::cuda::kernels {
+
+inline constexpr int geqrf_batched_max_size = 32;
+
+// LAPACK's geqr2 on `count` matrices of at most max_size x max_size (largest: the most rows or
+// columns of any of them): reflectors below the diagonal, R on and above it, tau(b) its own
+// batch of vectors. Asynchronous on stream.
+template <class T>
+void geqrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<T>& tau,
+                         int count, int largest);
+
+}  // namespace basalt::cuda::kernels

@@ -75,10 +75,15 @@ __global__ void __launch_bounds__(block_threads)
     const int slice = static_cast<int>(row / p.slice_size);
     const int lane = static_cast<int>(row % p.slice_size);
     const int end = p.slice_ptr[slice + 1];
-    for (int at = p.slice_ptr[slice] + lane; at < end; at += p.slice_size) {
-      const int column = p.columns[at];
-      if (column < 0) break;  // padding ends the row
-      const T a = values[at];
+    // The next entry's column and value load while this one's vectors do: a row's X loads
+    // depend on its column, and a row has few entries.
+    int at = p.slice_ptr[slice] + lane;
+    int column = at < end ? p.columns[at] : -1;
+    T a = at < end ? values[at] : zero<T>();
+    while (column >= 0) {  // padding (column -1) ends the row
+      at += p.slice_size;
+      const int next_column = at < end ? p.columns[at] : -1;
+      const T next_a = at < end ? values[at] : zero<T>();
       const T* x = X + column * p.x_row_stride;
       if (Aligned && whole_pass) {
         using C = Chunk<T>;
@@ -94,6 +99,8 @@ __global__ void __launch_bounds__(block_threads)
         for (int v = 0; v < Group; ++v)
           if (vector_of(v) < p.num_vectors) sum[v] = multiply_add(a, x[vector_of(v)], sum[v]);
       }
+      column = next_column;
+      a = next_a;
     }
   }
   T* y = Y + row * p.y_row_stride;

@@ -124,6 +124,19 @@ TEMPLATE_TEST_CASE("spmv and spmm match the dense product in every format", "[sp
   }
 }
 
+// Rows longer than portable::impl::long_row_entries go to the chunked kernel: a full row among
+// short ones, and rows that all are long (with empty rows between), so that chunks start and end
+// inside long rows and hold two of them.
+TEMPLATE_TEST_CASE("spmv and spmm on CSR rows longer than a chunk", "[sparse]", float, double,
+                   Kokkos::complex<double>) {
+  static_assert(portable::impl::long_row_entries < 2100);
+  for (const test::SparseShape shape : {test::SparseShape{300, 2100, 0.01, false, true},
+                                        test::SparseShape{40, 2500, 0.5, true, true}}) {
+    const auto A = test::random_sparse<TestType>(shape);
+    check_all_products(A, A.csr);
+  }
+}
+
 TEST_CASE("spmm takes strided sub-views", "[sparse]") {
   using T = Kokkos::complex<double>;
   const auto A = test::random_sparse<T>({50, 30, 0.2, true, true});

@@ -27,6 +27,22 @@ Lu lu() {
     return {128, 16};
 }
 
+struct Cholesky {
+  int block;            // nb: columns of the outer blocked loop
+  int recursion_width;  // the recursive diagonal block stops halving at this width
+};
+
+// As lu(), for the same reason (herk and trsm near gemm's peak need wide blocks on a GPU); the
+// GPU leaf is the widest block the single-thread-block potf2 keeps in shared memory in every
+// precision (64 x 64 complex<double>: 64 KB). Not yet tuned on the GPU.
+template <class ExecSpace>
+Cholesky cholesky() {
+  if constexpr (is_gpu_v<ExecSpace>)
+    return {512, 64};
+  else
+    return {128, 16};
+}
+
 // The portable batched kernels: one team per matrix. On a GPU a team is team_size threads of
 // vector_length lanes, lanes along a column (coalesced) and threads across columns, no wider
 // than the largest matrix needs; on a CPU one thread per matrix, the batch giving the

@@ -318,3 +318,53 @@ TEST_CASE("posv leaves B alone when A is not positive definite", "[posv]") {
     for (int i = 0; i < n; ++i) untouched = untouched && b(i, c) == 1.0;
   CHECK(untouched);
 }
+
+#if defined(BASALT_ENABLE_CUDA)
+// The CUDA diagonal-block kernel against the portable potf2 on the same blocks, on the GPU:
+// factored, failing (info, the failing entry, the identity after it), and after an earlier
+// failure (the whole block the identity).
+TEMPLATE_TEST_CASE("cuda::potf2 equals portable::potf2", "[potrf][cuda]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  using Block = Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
+  const Kokkos::Cuda exec;
+  const int widest = cuda::potf2_width_limit<T>(exec);
+  REQUIRE(widest >= tuning::cholesky<Kokkos::Cuda>().recursion_width);
+  for (const int n : {1, 2, 7, 32, 33, 64, widest})
+    for (const int failing : {-1, 0, n / 2, n - 1})
+      for (const bool earlier_failure : {false, true})
+        for (Triangle uplo : {Triangle::lower, Triangle::upper}) {
+          CAPTURE(n, failing, earlier_failure, name(uplo));
+          auto a = make_spd<T>(n, Kind::random);
+          if (failing >= 0) a(failing, failing) = T(-1);
+          Block fast("fast", n, n), reference("reference", n, n);
+          Kokkos::deep_copy(fast, a);
+          Kokkos::deep_copy(reference, a);
+          impl::CholeskyState<Kokkos::Cuda, T> fast_state, reference_state;
+          if (earlier_failure) {
+            Kokkos::deep_copy(fast_state.info, 2);
+            Kokkos::deep_copy(reference_state.info, 2);
+          }
+          cuda::potf2(exec, uplo, fast, 10, fast_state);
+          portable::potf2(exec, uplo, reference, 10, reference_state);
+          exec.fence();
+          int info = 0, reference_info = 0;
+          T failed(0), reference_failed(0);
+          Kokkos::deep_copy(info, fast_state.info);
+          Kokkos::deep_copy(reference_info, reference_state.info);
+          Kokkos::deep_copy(failed, fast_state.failed_diagonal);
+          Kokkos::deep_copy(reference_failed, reference_state.failed_diagonal);
+          CHECK(info == reference_info);
+          CHECK(info == (earlier_failure ? 2 : failing >= 0 ? 10 + failing + 1 : 0));
+          CHECK(magnitude(failed - reference_failed) <= 30 * n * eps<T>());
+          auto f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fast);
+          auto r = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), reference);
+          double difference = 0;
+          for (int j = 0; j < n; ++j)
+            for (int i = 0; i < n; ++i)  // the other triangle too: neither may touch it
+              difference = std::max(difference, double(magnitude(f(i, j) - r(i, j))));
+          CHECK(difference <= 30 * n * eps<T>());
+          if (failing < 0 && !earlier_failure) CHECK(cholesky_backward_error(a, uplo, f) < 30);
+        }
+}
+#endif

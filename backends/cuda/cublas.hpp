@@ -1,6 +1,6 @@
 #pragma once
-// cuBLAS on Kokkos Views, on the execution space instance's stream: the drivers' gemm, trsm and herk
-// on CUDA, with no fence around them (Kokkos Kernels 3.4 can only call cuBLAS on the default
+// cuBLAS on Kokkos Views, on the execution space instance's stream: the drivers' gemm, trsm and
+// herk on CUDA, with no fence around them (Kokkos Kernels 3.4 can only call cuBLAS on the default
 // instance, so its calls have to be fenced on both sides).
 #include <cublas_v2.h>
 
@@ -114,12 +114,12 @@ void trsm(const Kokkos::Cuda& exec, ApplySide side, bool lower, Op op, bool unit
 
 namespace detail {
 // herk for complex scalars, syrk for real ones (whose op is transpose, not conj_transpose).
-#define BASALT_CUBLAS_HERK(T, Real, name)                                                    \
-  inline cublasStatus_t herk(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t op, \
-                             int n, int k, const Real* alpha, const T* a, int lda,          \
-                             const Real* beta, T* c, int ldc) {                             \
-    if (op == CUBLAS_OP_C && sizeof(T) == sizeof(Real)) op = CUBLAS_OP_T;                   \
-    return name(h, uplo, op, n, k, alpha, a, lda, beta, c, ldc);                            \
+#define BASALT_CUBLAS_HERK(T, Real, name)                                                          \
+  inline cublasStatus_t herk(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t op, int n, \
+                             int k, const Real* alpha, const T* a, int lda, const Real* beta,      \
+                             T* c, int ldc) {                                                      \
+    if (op == CUBLAS_OP_C && sizeof(T) == sizeof(Real)) op = CUBLAS_OP_T;                          \
+    return name(h, uplo, op, n, k, alpha, a, lda, beta, c, ldc);                                   \
   }
 BASALT_CUBLAS_HERK(float, float, cublasSsyrk)
 BASALT_CUBLAS_HERK(double, double, cublasDsyrk)

@@ -223,7 +223,7 @@ TEMPLATE_TEST_CASE("cuBLAS herk equals the portable herk", "[blas][cuda]", float
       auto fast = padded_device_copy(c), reference = padded_device_copy(c);
       const auto A = padded_device_copy(a);
       Specialization<routine::herk, Kokkos::Cuda>::apply(exec, lower, op, Real(-1), A, Real(1),
-                                                        fast);
+                                                         fast);
       Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::CudaSpace> work("work", impl::herk_leaf,
                                                                     impl::herk_leaf);
       impl::detail::portable_herk(exec, lower, op, Real(-1), A, Real(1), reference, work);

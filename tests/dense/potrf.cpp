@@ -1,7 +1,6 @@
 #include "basalt/algorithms/dense/potrf.hpp"
 
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -122,7 +121,8 @@ Factored<T> factor(const HostMatrix<T>& a, Triangle uplo) {
                    stored(n + 2, j) == sentinel;
     for (int i = 0; i < n; ++i) {
       f(i, j) = stored(1 + i, j);
-      if (!in_triangle(uplo, i, j)) other_triangle_kept = other_triangle_kept && std::isnan(magnitude(f(i, j)));
+      if (!in_triangle(uplo, i, j))
+        other_triangle_kept = other_triangle_kept && std::isnan(magnitude(f(i, j)));
     }
   }
   CHECK(padding_kept);
@@ -140,7 +140,7 @@ bool finite_triangle(const F& f, Triangle uplo) {
 
 // Sizes crossing every switch of the host and GPU tunings (core/tuning.hpp): potf2 leaves of 16
 // and 64 with their halvings, the portable herk's 128-column leaves, blocks of 128 and 512.
-const std::vector<int> sizes = {1,  2,  15,  16,  17,  31,  32,  33,  63,  64,  65,
+const std::vector<int> sizes = {1,   2,   15,  16,  17,  31,  32,  33,  63,  64, 65,
                                 127, 128, 129, 255, 256, 257, 300, 511, 512, 513};
 
 const char* name(Triangle uplo) { return uplo == Triangle::lower ? "lower" : "upper"; }
@@ -183,7 +183,7 @@ TEMPLATE_TEST_CASE("potrf reports LAPACK's info on matrices that are not positiv
   using T = TestType;
   // (n, position of the negative diagonal): the first column, inside a potf2 leaf, at a leaf's
   // edge, past the first host block and in the last column.
-  const std::vector<std::pair<int, int>> cases = {{1, 0},    {8, 0},    {40, 5},   {40, 16},
+  const std::vector<std::pair<int, int>> cases = {{1, 0},    {8, 0},     {40, 5},    {40, 16},
                                                   {200, 15}, {200, 130}, {300, 299}, {600, 520}};
   for (const auto [n, p] : cases)
     for (Triangle uplo : {Triangle::lower, Triangle::upper}) {
@@ -300,7 +300,8 @@ TEMPLATE_TEST_CASE("potrs and posv solve A X = B", "[potrs][posv]", float, doubl
           auto A2 = test::device_copy(a);
           auto B2 = test::device_copy(b);
           CHECK(posv(Exec(), uplo, A2, B2) == 0);
-          CHECK(solve_residual(a, b, Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), B2)) < 30);
+          CHECK(solve_residual(a, b, Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), B2)) <
+                30);
         }
 }
 

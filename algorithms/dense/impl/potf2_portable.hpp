@@ -51,7 +51,8 @@ void potf2(const ExecSpace& exec, Triangle uplo, const DView& D, int offset,
         }
         const int k = first_unfactored;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k, w), [&](const int c) {
-          const int top = uplo == Triangle::lower ? c : k, bottom = uplo == Triangle::lower ? w : c + 1;
+          const int top = uplo == Triangle::lower ? c : k,
+                    bottom = uplo == Triangle::lower ? w : c + 1;
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, top, bottom),
                                [&](const int i) { block(i, c) = T(i == c ? 1 : 0); });
         });

@@ -69,7 +69,8 @@ __global__ void __launch_bounds__(potf2_threads)
       }
       const Real root = sqrt(d), inverse = Real(1) / root;
       __syncthreads();  // every thread has read the diagonal
-      for (int i = j + 1 + tid; i < n; i += blockDim.x) s[i + j * n] = scaled(s[i + j * n], inverse);
+      for (int i = j + 1 + tid; i < n; i += blockDim.x)
+        s[i + j * n] = scaled(s[i + j * n], inverse);
       if (tid == 0) s[j + j * n] = from_real<T>(root);
       __syncthreads();
       // s(i, c) -= l(i, j) conj(l(c, j)) on the trailing lower triangle.
@@ -105,7 +106,8 @@ __global__ void __launch_bounds__(potf2_threads)
 
 int potf2_width_limit(int device, int entry_bytes) {
   int bytes = 0;
-  BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  BASALT_CUDA_CHECK(
+      cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   return static_cast<int>(std::sqrt(double(bytes) / entry_bytes));
 }
 
@@ -120,7 +122,7 @@ void potf2(int device, cudaStream_t stream, T* block, int* info, T* failed_diago
   BASALT_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
   kernel<<<1, potf2_threads, shared, stream>>>(block, p.n, p.lda, p.lower, p.offset, info,
-                                              failed_diagonal);
+                                               failed_diagonal);
   BASALT_CUDA_CHECK_LAUNCH();
 }
 

@@ -28,8 +28,7 @@ void potf2(const Kokkos::Cuda& exec, Triangle uplo, const DView& D, int offset,
   problem.lda = D.stride(1);
   problem.lower = uplo == Triangle::lower;
   problem.offset = offset;
-  if (problem.n > potf2_width_limit<T>(exec))
-    return portable::potf2(exec, uplo, D, offset, state);
+  if (problem.n > potf2_width_limit<T>(exec)) return portable::potf2(exec, uplo, D, offset, state);
   kernels::potf2(exec.cuda_device(), exec.cuda_stream(), device_pointer(D.data()),
                  state.info.data(), device_pointer(state.failed_diagonal.data()), problem);
 }

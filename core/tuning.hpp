@@ -32,9 +32,9 @@ struct Cholesky {
   int recursion_width;  // the recursive diagonal block stops halving at this width
 };
 
-// As lu(), for the same reason (herk and trsm near gemm's peak need wide blocks on a GPU); the
-// GPU leaf is the widest block the single-thread-block potf2 keeps in shared memory in every
-// precision (64 x 64 complex<double>: 64 KB). Not yet tuned on the GPU.
+// As lu(), for the same reason (herk and trsm near gemm's peak need wide blocks on a GPU); a GPU
+// leaf of 64 columns is MAGMA's order of size for its potf2 and fits the single-thread-block
+// kernel's shared memory in every precision (complex<double>: 64 KB). Not yet tuned on the GPU.
 template <class ExecSpace>
 Cholesky cholesky() {
   if constexpr (is_gpu_v<ExecSpace>)

@@ -32,9 +32,10 @@ struct Cholesky {
   int recursion_width;  // the recursive diagonal block stops halving at this width
 };
 
-// As lu(), for the same reason (herk and trsm near gemm's peak need wide blocks on a GPU); a GPU
-// leaf of 64 columns is MAGMA's order of size for its potf2 and fits the single-thread-block
-// kernel's shared memory in every precision (complex<double>: 64 KB). Not yet tuned on the GPU.
+// As lu(), for the same reason (herk and trsm near gemm's peak need wide blocks on a GPU). The
+// GPU leaf of 64 columns lies between the paper's 16 to 32 and today's MAGMA's 128 and fits the
+// single-thread-block potf2's shared memory in every precision (complex<double>: 64 KB). Not yet
+// tuned on the GPU (basalt-perf --routine potrf --nb --recursion-width).
 template <class ExecSpace>
 Cholesky cholesky() {
   if constexpr (is_gpu_v<ExecSpace>)

@@ -15,6 +15,8 @@ struct laswp;
 struct getf2;  // the LU panel: unblocked LU with partial pivoting of a tall, narrow block
 struct gemm;
 struct trsm;
+struct herk;           // Hermitian rank-k update of one triangle (syrk for real scalars)
+struct potf2;          // the Cholesky diagonal block: unblocked Cholesky of a small square block
 struct getrf_batched;  // LU of every matrix of a batch
 struct potrf_batched;  // Cholesky factorization of every matrix of a batch
 struct geqrf_batched;  // Householder QR of every matrix of a batch

@@ -27,6 +27,23 @@ Lu lu() {
     return {128, 16};
 }
 
+struct Cholesky {
+  int block;            // nb: columns of the outer blocked loop
+  int recursion_width;  // the recursive diagonal block stops halving at this width
+};
+
+// As lu(), for the same reason (herk and trsm near gemm's peak need wide blocks on a GPU). The
+// GPU leaf of 64 columns lies between the paper's 16 to 32 and today's MAGMA's 128 and fits the
+// single-thread-block potf2's shared memory in every precision (complex<double>: 64 KB). Not yet
+// tuned on the GPU (basalt-perf --routine potrf --nb --recursion-width).
+template <class ExecSpace>
+Cholesky cholesky() {
+  if constexpr (is_gpu_v<ExecSpace>)
+    return {512, 64};
+  else
+    return {128, 16};
+}
+
 // The portable batched kernels: one team per matrix. On a GPU a team is team_size threads of
 // vector_length lanes, lanes along a column (coalesced) and threads across columns, no wider
 // than the largest matrix needs; on a CPU one thread per matrix, the batch giving the

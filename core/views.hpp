@@ -51,6 +51,15 @@ KOKKOS_INLINE_FUNCTION real_t<T> magnitude(const T& x) {
     return Kokkos::abs(x);
 }
 
+// The real part, for real and complex scalars alike.
+template <class T>
+KOKKOS_INLINE_FUNCTION real_t<T> real_part(const T& x) {
+  if constexpr (std::is_floating_point_v<T>)
+    return x;
+  else
+    return x.real();
+}
+
 template <class View>
 inline constexpr bool is_matrix_view_v =
     Kokkos::is_view<View>::value&& View::rank == 2 && is_basalt_scalar_v<typename View::value_type>;

@@ -79,7 +79,7 @@ struct BatchedCases {
             T* a = values.data() + offset(b);
             for (long i = 0; i < rows(b); ++i) {
               for (long j = 0; j < i; ++j) a[j + i * ld(b)] = impl::conjugate(a[i + j * ld(b)]);
-              a[i + i * ld(b)] = T(impl::real_part(a[i + i * ld(b)]) + rows(b));
+              a[i + i * ld(b)] = T(real_part(a[i + i * ld(b)]) + rows(b));
             }
           });
     }
@@ -132,7 +132,7 @@ struct BatchedCases {
           KOKKOS_LAMBDA(const long k) {
             const long b = k / n, i = k % n;
             for (long j = 0; j < i; ++j) batch(b, j, i) = impl::conjugate(batch(b, i, j));
-            batch(b, i, i) = T(impl::real_part(batch(b, i, i)) + n);
+            batch(b, i, i) = T(real_part(batch(b, i, i)) + n);
           });
     }
     return batch;

@@ -23,6 +23,7 @@ const std::map<std::string, Runner>& landed() {
                                                         {"gemm", run_gemm},
                                                         {"getf2", run_getf2},
                                                         {"getrf", run_getrf},
+                                                        {"potrf", run_potrf},
                                                         {"laswp", run_laswp},
                                                         {"getrf_batched", run_getrf_batched},
                                                         {"potrf_batched", run_potrf_batched},
@@ -35,8 +36,8 @@ const std::map<std::string, Runner>& landed() {
 // Routines the suite will time once they land in Basalt.
 bool planned(const std::string& routine) {
   for (const char* name :
-       {"getrf", "getrs", "gesv", "potrf", "potrs", "posv", "geqrf", "ormqr", "gels",
-        "getrf_batched", "potrf_batched", "geqrf_batched", "spmv", "spmm", "lobpcg"})
+       {"getrf", "getrs", "gesv", "potrs", "posv", "geqrf", "ormqr", "gels", "getrf_batched",
+        "potrf_batched", "geqrf_batched", "spmv", "spmm", "lobpcg"})
     if (routine == name) return true;
   return false;
 }
@@ -81,10 +82,11 @@ int main(int argc, char** argv) {
   if (!options) return exit_code;
   const auto runner = landed().find(options->routine);
   if (runner == landed().end()) {
-    std::cerr << "basalt-perf: routine '" << options->routine << "' "
-              << (planned(options->routine) ? "has not landed in Basalt yet" : "is unknown")
-              << " (available: copy, gemm, getf2, getrf, laswp, getrf_batched, potrf_batched, "
-                 "geqrf_batched, spmv, spmm)\n";
+    std::cerr
+        << "basalt-perf: routine '" << options->routine << "' "
+        << (planned(options->routine) ? "has not landed in Basalt yet" : "is unknown")
+        << " (available: copy, gemm, getf2, getrf, potrf, laswp, getrf_batched, potrf_batched, "
+           "geqrf_batched, spmv, spmm)\n";
     return 2;
   }
   std::optional<DenseInput> input;

@@ -3,6 +3,7 @@
 # then runs the parts named (all of them by default, more than one device call's 10 minutes):
 #   tests    every test on the GPU, compute-sanitizer on the CUDA kernels' tests
 #   dense    ceilings (copy, gemm), laswp, the LU panel, getrf, each beside the vendor
+#   cholesky potrf beside cuSOLVER, by building block, and its residual in four precisions
 #   batched  the batched factorizations beside cuBLAS/cuSOLVER and Kokkos Kernels
 #   sparse   SpMV and SpMM in each format on the 3D Laplacian, beside cuSPARSE
 # `gpu_check.sh build` stops after the build. Logs and CSVs go to $OUT.
@@ -27,7 +28,7 @@ if ! cmake -S "$top" -B "$build" -G Ninja -DBASALT_ENABLE_CUDA=ON \
   exit 1
 fi
 [ "${1:-}" = build ] && exit 0
-parts=${*:-tests dense batched sparse}
+parts=${*:-tests dense cholesky batched sparse}
 wants() { [[ " $parts " == *" $1 "* ]]; }
 
 if wants tests; then
@@ -36,7 +37,7 @@ tail -25 "$out/ctest.log"
 # racecheck skips Kokkos' own kernels: Kokkos 3.4's warp-synchronous parallel_reduce (the
 # portable getf2 the comparison test runs) draws shared-memory warnings that are not Basalt's.
 # The panels at the fused kernel's height limit ([limit]) take too long under the tools.
-for test in dense_laswp dense_getrf batched_getrf_batched sparse_spmv; do
+for test in dense_laswp dense_getrf dense_potrf batched_getrf_batched sparse_spmv; do
   for tool in memcheck racecheck synccheck; do
     filter=()
     [ $tool = racecheck ] && filter=(--kernel-name-exclude kns=cuda_parallel_launch)
@@ -71,6 +72,15 @@ step getrf-single "$perf" --routine getrf --prec s --n 4096:16384:4096 --niter 3
 step getrf-single-large "$perf" --routine getrf --prec s --n 40000 --niter 2 --vendor
 step getrf-complex "$perf" --routine getrf --prec z --n 4096:16384:4096 --niter 3 --vendor
 step getrf-check "$perf" --routine getrf --prec s,d,c,z --n 3000 --niter 1 --check
+fi
+
+if wants cholesky; then
+echo "== potrf (lower) beside cuSOLVER, with the time by building block"
+step potrf "$perf" --routine potrf --prec d --n 2048:16384:2048 --niter 3 --vendor --energy --breakdown \
+  --csv "$out/potrf.csv"
+step potrf-single "$perf" --routine potrf --prec s --n 4096:16384:4096 --niter 3 --vendor
+step potrf-complex "$perf" --routine potrf --prec z --n 4096:16384:4096 --niter 3 --vendor
+step potrf-check "$perf" --routine potrf --prec s,d,c,z --n 3000 --niter 1 --check
 fi
 
 if wants batched; then

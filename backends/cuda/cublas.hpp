@@ -1,6 +1,6 @@
 #pragma once
-// cuBLAS on Kokkos Views, on the execution space instance's stream: the drivers' gemm and trsm
-// on CUDA, with no fence around them (Kokkos Kernels 3.4 can only call cuBLAS on the default
+// cuBLAS on Kokkos Views, on the execution space instance's stream: the drivers' gemm, trsm and
+// herk on CUDA, with no fence around them (Kokkos Kernels 3.4 can only call cuBLAS on the default
 // instance, so its calls have to be fenced on both sides).
 #include <cublas_v2.h>
 
@@ -97,19 +97,47 @@ void gemm(const Kokkos::Cuda& exec, Op op_a, Op op_b, Scalar alpha, const AView&
         "cublas<t>gemm");
 }
 
-// B = alpha op(A)^-1 B, A triangular, from the left
+// B = alpha op(A)^-1 B (side left) or alpha B op(A)^-1 (side right), A triangular
 template <class AView, class BView, class Scalar>
-void trsm_left(const Kokkos::Cuda& exec, bool lower, Op op, bool unit_diagonal, Scalar alpha,
-               const AView& A, const BView& B) {
+void trsm(const Kokkos::Cuda& exec, ApplySide side, bool lower, Op op, bool unit_diagonal,
+          Scalar alpha, const AView& A, const BView& B) {
   using T = typename BView::non_const_value_type;
   const T a = alpha;
-  check(detail::trsm(handle(exec), CUBLAS_SIDE_LEFT, lower ? CUBLAS_FILL_MODE_LOWER
-                                                           : CUBLAS_FILL_MODE_UPPER,
-                     operation(op), unit_diagonal ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT,
-                     B.extent(0), B.extent(1), cuda::device_pointer(&a),
-                     cuda::device_pointer(A.data()), detail::leading_dimension(A),
-                     cuda::device_pointer(B.data()), detail::leading_dimension(B)),
+  check(detail::trsm(handle(exec), side == ApplySide::left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT,
+                     lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER, operation(op),
+                     unit_diagonal ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT, B.extent(0),
+                     B.extent(1), cuda::device_pointer(&a), cuda::device_pointer(A.data()),
+                     detail::leading_dimension(A), cuda::device_pointer(B.data()),
+                     detail::leading_dimension(B)),
         "cublas<t>trsm");
+}
+
+namespace detail {
+// herk for complex scalars, syrk for real ones (whose op is transpose, not conj_transpose).
+#define BASALT_CUBLAS_HERK(T, Real, name)                                                          \
+  inline cublasStatus_t herk(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t op, int n, \
+                             int k, const Real* alpha, const T* a, int lda, const Real* beta,      \
+                             T* c, int ldc) {                                                      \
+    if (op == CUBLAS_OP_C && sizeof(T) == sizeof(Real)) op = CUBLAS_OP_T;                          \
+    return name(h, uplo, op, n, k, alpha, a, lda, beta, c, ldc);                                   \
+  }
+BASALT_CUBLAS_HERK(float, float, cublasSsyrk)
+BASALT_CUBLAS_HERK(double, double, cublasDsyrk)
+BASALT_CUBLAS_HERK(cuFloatComplex, float, cublasCherk)
+BASALT_CUBLAS_HERK(cuDoubleComplex, double, cublasZherk)
+#undef BASALT_CUBLAS_HERK
+}  // namespace detail
+
+// C = alpha op(A) op(A)^H + beta C on one triangle of C, alpha and beta real
+template <class AView, class CView, class Real>
+void herk(const Kokkos::Cuda& exec, bool lower, Op op, Real alpha, const AView& A, Real beta,
+          const CView& C) {
+  const int k = static_cast<int>(op == Op::none ? A.extent(1) : A.extent(0));
+  check(detail::herk(handle(exec), lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER,
+                     operation(op), C.extent(0), k, &alpha, cuda::device_pointer(A.data()),
+                     detail::leading_dimension(A), &beta, cuda::device_pointer(C.data()),
+                     detail::leading_dimension(C)),
+        "cublas<t>herk");
 }
 
 }  // namespace basalt::cublas

@@ -100,6 +100,46 @@ class Getrf {
   std::vector<char> host_;
 };
 
+// cuSOLVER's 64-bit Xpotrf for one n x n column-major shape, its workspace held between calls so
+// that only the factorization is timed.
+template <class T>
+class Potrf {
+ public:
+  Potrf(const Handle& handle, Triangle uplo, std::int64_t n, std::int64_t lda)
+      : handle_(handle),
+        uplo_(uplo == Triangle::lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER),
+        n_(n),
+        lda_(lda) {
+    check(cusolverDnCreateParams(&params_), "cusolverDnCreateParams");
+    std::size_t device_bytes = 0, host_bytes = 0;
+    check(cusolverDnXpotrf_bufferSize(handle_, params_, uplo_, n, data_type<T>(), nullptr, lda,
+                                      data_type<T>(), &device_bytes, &host_bytes),
+          "cusolverDnXpotrf_bufferSize");
+    device_ = Kokkos::View<char*, Kokkos::CudaSpace>("cusolver workspace", device_bytes);
+    host_.resize(host_bytes);
+  }
+  ~Potrf() { cusolverDnDestroyParams(params_); }
+  Potrf(const Potrf&) = delete;
+  Potrf& operator=(const Potrf&) = delete;
+
+  // Factors A in place; info lands in the device scalar `info`.
+  template <class AView, class InfoView>
+  void operator()(const AView& A, const InfoView& info) {
+    check(cusolverDnXpotrf(handle_, params_, uplo_, n_, data_type<T>(), A.data(), lda_,
+                           data_type<T>(), device_.data(), device_.extent(0), host_.data(),
+                           host_.size(), info.data()),
+          "cusolverDnXpotrf");
+  }
+
+ private:
+  const Handle& handle_;
+  cublasFillMode_t uplo_;
+  std::int64_t n_, lda_;
+  cusolverDnParams_t params_ = nullptr;
+  Kokkos::View<char*, Kokkos::CudaSpace> device_;
+  std::vector<char> host_;
+};
+
 // cuSOLVER's xlaswp, forward only, on a column-major device View.
 template <class AView, class PivView>
 void laswp(const Handle& handle, const AView& A, const PivView& ipiv, int k1, int k2) {

@@ -129,3 +129,106 @@ TEMPLATE_TEST_CASE("trsm_left solves op(A) X = alpha B", "[blas]", float, double
         CHECK(max_difference(to_host(B), x) < 100 * m * eps);
       }
 }
+
+TEMPLATE_TEST_CASE("trsm from the right solves X op(A) = alpha B", "[blas]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  const int m = 12, n = 33;
+  const double eps = std::numeric_limits<real_t<T>>::epsilon();
+  for (bool lower : {true, false})
+    for (Op op : {Op::none, Op::transpose, Op::conj_transpose}) {
+      CAPTURE(lower, static_cast<int>(op));
+      auto a = random_matrix<T>(n, n);  // well conditioned, the other triangle to be ignored
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) a(i, j) = i == j ? a(i, j) + T(2) : a(i, j) / T(n);
+      const auto x = random_matrix<T>(m, n);
+      HostMatrix<T> b("b", m, n);  // b = x op(tri(A)) / alpha
+      const T alpha(2);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) {
+          T s(0);
+          for (int l = 0; l < n; ++l) {
+            const int r = op == Op::none ? l : j, c = op == Op::none ? j : l;
+            if (lower ? r >= c : r <= c) s += x(i, l) * entry(a, op, l, j);
+          }
+          b(i, j) = s / alpha;
+        }
+      auto B = padded_device_copy(b);
+      impl::trsm(Exec(), ApplySide::right, lower, op, false, alpha, padded_device_copy(a), B);
+      Exec().fence();
+      CHECK(max_difference(to_host(B), x) < 100 * n * eps);
+    }
+}
+
+template <class T>
+T conj_of(const T& x) {
+  if constexpr (std::is_floating_point_v<T>)
+    return x;
+  else
+    return Kokkos::conj(x);
+}
+
+// C = alpha op(A) op(A)^H + beta C on one triangle, by a plain loop; the other triangle kept.
+template <class T>
+HostMatrix<T> herk_by_loop(bool lower, Op op, real_t<T> alpha, const HostMatrix<T>& a,
+                           real_t<T> beta, const HostMatrix<T>& c) {
+  const int n = c.extent(0), k = op == Op::none ? a.extent(1) : a.extent(0);
+  HostMatrix<T> expected("expected", n, n);
+  Kokkos::deep_copy(expected, c);
+  for (int j = 0; j < n; ++j)
+    for (int i = lower ? j : 0; i < (lower ? n : j + 1); ++i) {
+      T s(0);
+      for (int l = 0; l < k; ++l) s += entry(a, op, i, l) * conj_of(entry(a, op, j, l));
+      expected(i, j) = T(alpha) * s + T(beta) * c(i, j);
+      if (i == j) expected(i, j) = T(real_part(expected(i, j)));
+    }
+  return expected;
+}
+
+// Sizes on both sides of the portable herk's leaf (impl::herk_leaf) and its halvings.
+TEMPLATE_TEST_CASE("herk updates one triangle of C by alpha op(A) op(A)^H + beta C", "[blas]",
+                   float, double, Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  using Real = real_t<T>;
+  const double eps = std::numeric_limits<Real>::epsilon();
+  const int k = 19;
+  for (const int n : {1, 37, impl::herk_leaf, impl::herk_leaf + 1, 300})
+    for (bool lower : {true, false})
+      for (Op op : {Op::none, Op::conj_transpose}) {
+        CAPTURE(n, lower, static_cast<int>(op));
+        const auto a = op == Op::none ? random_matrix<T>(n, k) : random_matrix<T>(k, n);
+        const auto c = random_matrix<T>(n, n);
+        auto C = padded_device_copy(c);
+        impl::herk(Exec(), lower, op, Real(-1.5), padded_device_copy(a), Real(0.5), C);
+        Exec().fence();
+        // The other triangle comes back as it was, the diagonal real.
+        CHECK(max_difference(to_host(C), herk_by_loop<T>(lower, op, -1.5, a, 0.5, c)) <
+              10 * k * eps);
+      }
+}
+
+#if defined(BASALT_ENABLE_CUDA)
+TEMPLATE_TEST_CASE("cuBLAS herk equals the portable herk", "[blas][cuda]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  using Real = real_t<T>;
+  const double eps = std::numeric_limits<Real>::epsilon();
+  const int n = 300, k = 70;
+  for (bool lower : {true, false})
+    for (Op op : {Op::none, Op::conj_transpose}) {
+      CAPTURE(lower, static_cast<int>(op));
+      const auto a = op == Op::none ? random_matrix<T>(n, k) : random_matrix<T>(k, n);
+      const auto c = random_matrix<T>(n, n);
+      const Kokkos::Cuda exec;
+      auto fast = padded_device_copy(c), reference = padded_device_copy(c);
+      const auto A = padded_device_copy(a);
+      Specialization<routine::herk, Kokkos::Cuda>::apply(exec, lower, op, Real(-1), A, Real(1),
+                                                         fast);
+      Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::CudaSpace> work("work", impl::herk_leaf,
+                                                                    impl::herk_leaf);
+      impl::detail::portable_herk(exec, lower, op, Real(-1), A, Real(1), reference, work);
+      exec.fence();
+      CHECK(max_difference(to_host(fast), to_host(reference)) < 10 * k * eps);
+    }
+}
+#endif

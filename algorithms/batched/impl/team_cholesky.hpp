@@ -9,14 +9,6 @@
 
 namespace basalt::impl {
 
-template <class T>
-KOKKOS_INLINE_FUNCTION real_t<T> real_part(const T& x) {
-  if constexpr (std::is_floating_point_v<T>)
-    return x;
-  else
-    return x.real();
-}
-
 // Unblocked right-looking Cholesky of the n x n Hermitian A (LAPACK's potf2), the `uplo`
 // triangle only: A = L L^H (lower) or U^H U (upper). Returns info on every thread: 0, or the
 // 1-based column whose updated diagonal is not positive (or NaN), where it stops as LAPACK

@@ -1,0 +1,54 @@
+#pragma once
+// basalt::potrf: Cholesky factorization of a Hermitian positive definite matrix, LAPACK's xPOTRF
+// on Kokkos Views.
+//
+//   int info = basalt::potrf(exec, Triangle::lower, A);   // A = L L^H; Triangle::upper: U^H U
+//
+// A (n x n, LayoutLeft, sub-views included) holds the Hermitian (real: symmetric) matrix in the
+// given triangle; that triangle is overwritten by the factor and the other is not touched.
+// info is 0, or k > 0 when the leading minor of order k is not positive definite (a diagonal
+// that is not positive, NaN included): columns before k are factored, A(k, k) holds its updated
+// value as LAPACK leaves it, and the rest of the triangle is unspecified (finite for finite A).
+// info stays on the device until the end, where it is read back: the call waits for exec.
+#include <Kokkos_Core.hpp>
+
+#include "basalt/algorithms/dense/impl/potrf_portable.hpp"
+#include "basalt/core/cholesky_state.hpp"
+#include "basalt/core/errors.hpp"
+#include "basalt/core/tuning.hpp"
+#include "basalt/core/views.hpp"
+#if defined(BASALT_ENABLE_CUDA)
+#include "basalt/backends/cuda/dense/potf2.hpp"
+#endif
+
+namespace basalt {
+
+namespace impl {
+
+template <class ExecSpace, class AView>
+void check_cholesky_matrix(const char* routine, const AView& A) {
+  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
+                "the first argument must be a Kokkos execution space instance");
+  static_assert(
+      is_matrix_view_v<AView> && std::is_same_v<typename AView::array_layout, Kokkos::LayoutLeft>,
+      "A must be a rank-2 LayoutLeft View of float, double, Kokkos::complex<float> or "
+      "Kokkos::complex<double>");
+  static_assert(is_accessible_from_v<ExecSpace, AView>,
+                "A must be accessible from the execution space");
+  require(A.extent(0) == A.extent(1), routine, "A", "A is ", A.extent(0), " x ", A.extent(1),
+          "; it must be square");
+}
+
+}  // namespace impl
+
+template <class ExecSpace, class AView>
+int potrf(const ExecSpace& exec, Triangle uplo, const AView& A) {
+  static_assert(!std::is_const_v<typename AView::value_type>, "basalt::potrf overwrites A");
+  impl::check_cholesky_matrix<ExecSpace>("potrf", A);
+  if (A.extent(0) == 0) return 0;
+  impl::CholeskyState<ExecSpace, typename AView::non_const_value_type> state;
+  impl::potrf(exec, uplo, A, state, tuning::cholesky<ExecSpace>());
+  return impl::finish_potrf(exec, A, state);
+}
+
+}  // namespace basalt

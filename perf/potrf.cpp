@@ -1,0 +1,137 @@
+// potrf: Cholesky factorization (lower) of an n x n Hermitian positive definite matrix, in
+// Gflop/s (LAWN 41 counts), beside cuSOLVER's Xpotrf or LAPACKE's potrf. --check solves A x = b
+// with the factor and reports ||b - A x|| / (n ||A|| ||x|| eps); --nb and --recursion-width
+// replace the library's tuning (core/tuning.hpp).
+#include "basalt/algorithms/dense/potrf.hpp"
+
+#include "basalt/algorithms/dense/impl/blas.hpp"
+#include "basalt/algorithms/dense/potrs.hpp"
+#include "basalt/backends/host/lapacke.hpp"
+#include "basalt/core/flops.hpp"
+#include "breakdown.hpp"
+#include "measure.hpp"
+#if defined(BASALT_ENABLE_CUDA)
+#include "basalt/backends/cuda/cusolver.hpp"
+#endif
+
+#include <cmath>
+#include <cstdio>
+
+namespace basalt::perf {
+
+namespace {
+
+template <class T>
+struct PotrfCases {
+  static void run(const Context& ctx, const Emit& emit) {
+    for (const auto [m, n] : shapes(ctx, 4096)) {
+      if (m != n) {
+        std::fprintf(stderr, "basalt-perf: potrf takes square matrices; %ld x %ld skipped\n", m, n);
+        continue;
+      }
+      emit(one(ctx, n));
+    }
+  }
+
+  static Row one(const Context& ctx, long n) {
+    using Exec = Kokkos::DefaultExecutionSpace;
+    const Exec exec;
+    const Matrix<T> original = input_matrix(ctx, n);
+    Matrix<T> A(Kokkos::view_alloc(Kokkos::WithoutInitializing, "A"), n, n);
+    auto restore = [&] { Kokkos::deep_copy(exec, A, original); };
+    const Timing ours = measure(ctx, restore, [&] { factor(ctx, exec, A); });
+    Row row = timed_row(ctx, "potrf", n, n, ours, flops::potrf<T>(n));
+    if (ctx.options.breakdown) {
+      restore();
+      std::printf("# breakdown potrf %ld: %s\n", n,
+                  describe(breakdown([&] { factor(ctx, exec, A); })).c_str());
+    }
+    if (ctx.options.check) {
+      restore();
+      factor(ctx, exec, A);
+      row.residual = solve_residual(original, A);
+    }
+
+    if (ctx.options.vendor) {
+#if defined(BASALT_ENABLE_CUDA)
+      cusolver::Handle handle(exec);
+      cusolver::Potrf<T> vendor_potrf(handle, Triangle::lower, n, A.stride(1));
+      Kokkos::View<int, Kokkos::CudaSpace> info("info");
+      const Timing vendor = measure(ctx, restore, [&] { vendor_potrf(A, info); });
+      row.vendor = "cuSOLVER";
+#else
+      const Timing vendor = measure(ctx, restore, [&] { lapacke::potrf(Triangle::lower, A); });
+      row.vendor = "LAPACKE";
+#endif
+      row.vendor_time_ms = vendor.ms;
+      row.vendor_gflops = flops::potrf<T>(n) / vendor.ms * 1e-6;
+    }
+    return row;
+  }
+
+  // The --matrix file as it is (it must be positive definite), or M M^H / n + I for a random M.
+  static Matrix<T> input_matrix(const Context& ctx, long n) {
+    if (ctx.input) return perf::input_matrix<T>(ctx, n, n);
+    const Kokkos::DefaultExecutionSpace exec;
+    const Matrix<T> m = perf::input_matrix<T>(ctx, n, n);
+    Matrix<T> a("A", n, n);
+    impl::gemm(exec, Op::none, Op::conj_transpose, T(1.0 / n), m, m, T(0), a);
+    Kokkos::parallel_for(
+        "basalt::perf::potrf::shift",
+        Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(exec, 0, n),
+        KOKKOS_LAMBDA(const long i) { a(i, i) += T(1); });
+    exec.fence();
+    return a;
+  }
+
+  // basalt::potrf, or its driver with the tuning that --nb and --recursion-width give.
+  template <class Exec>
+  static void factor(const Context& ctx, const Exec& exec, const Matrix<T>& A) {
+    const Options& o = ctx.options;
+    if (!o.nb && !o.recursion_width) {
+      potrf(exec, Triangle::lower, A);
+      return;
+    }
+    tuning::Cholesky tune = tuning::cholesky<Exec>();
+    if (o.nb) tune.block = o.nb;
+    if (o.recursion_width) tune.recursion_width = o.recursion_width;
+    impl::CholeskyState<Exec, T> state;
+    impl::potrf(exec, Triangle::lower, A, state, tune);
+    impl::finish_potrf(exec, A, state);
+  }
+
+  // Solves with the factor for a random b; the residual is computed on the host in double, A
+  // whole (both triangles of the input).
+  static double solve_residual(const Matrix<T>& original, const Matrix<T>& factor) {
+    const long n = original.extent(0);
+    Matrix<T> b("b", n, 1);
+    Kokkos::Random_XorShift64_Pool<Kokkos::DefaultExecutionSpace> pool(std::random_device{}());
+    Kokkos::fill_random(b, pool, T(-1), T(1));
+    Matrix<T> x("x", n, 1);
+    Kokkos::deep_copy(x, b);
+    potrs(Kokkos::DefaultExecutionSpace(), Triangle::lower, factor, x);
+    auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), original);
+    auto xh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+    auto bh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+    double r2 = 0, x2 = 0, a2 = 0;
+    for (long i = 0; i < n; ++i) {
+      Kokkos::complex<double> r = Kokkos::complex<double>(bh(i, 0));
+      for (long k = 0; k < n; ++k) {
+        r -= Kokkos::complex<double>(a(i, k)) * Kokkos::complex<double>(xh(k, 0));
+        a2 += magnitude(a(i, k)) * magnitude(a(i, k));
+      }
+      r2 += Kokkos::abs(r) * Kokkos::abs(r);
+      x2 += magnitude(xh(i, 0)) * magnitude(xh(i, 0));
+    }
+    return std::sqrt(r2) /
+           (n * std::sqrt(a2) * std::sqrt(x2) * std::numeric_limits<real_t<T>>::epsilon());
+  }
+};
+
+}  // namespace
+
+void run_potrf(const Context& ctx, char prec, const Emit& emit) {
+  with_precision<PotrfCases>(prec, ctx, emit);
+}
+
+}  // namespace basalt::perf

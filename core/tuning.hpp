@@ -2,6 +2,7 @@
 // Tuning tables, read by the drivers rather than literals inside them (after MAGMA's get_nb).
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <limits>
 
 namespace basalt::tuning {
 
@@ -42,6 +43,28 @@ Cholesky cholesky() {
     return {512, 64};
   else
     return {128, 16};
+}
+
+// The widest triangle a trsm hands to the vendor (cuBLAS, OpenBLAS); a wider one is split into
+// half-width solves and a gemm. On the H100 cuBLAS' trsm on a 512-wide triangle ran several times
+// below its gemm; OpenBLAS' trsm blocks well by itself.
+template <class ExecSpace>
+int trsm_leaf_width() {
+  if constexpr (is_gpu_v<ExecSpace>)
+    return 128;
+  else
+    return std::numeric_limits<int>::max();
+}
+
+// The widest diagonal block a herk computes as one herk; wider ones split into gemms. On the
+// H100 cuBLAS' herk on potrf's trailing matrix ran at about 36 Tflop/s in double; the portable
+// leaf computes the whole block by gemm into a workspace, so it stays narrow.
+template <class ExecSpace>
+int herk_leaf_width() {
+  if constexpr (is_gpu_v<ExecSpace>)
+    return 1024;
+  else
+    return 128;
 }
 
 // The portable batched kernels: one team per matrix. On a GPU a team is team_size threads of

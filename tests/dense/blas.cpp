@@ -94,70 +94,73 @@ TEMPLATE_TEST_CASE("gemm computes alpha op(A) op(B) + beta C", "[blas]", float, 
     }
 }
 
+// Triangles of 33 and 300: on a GPU the wider one splits twice (tuning::trsm_leaf_width).
 TEMPLATE_TEST_CASE("trsm_left solves op(A) X = alpha B", "[blas]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
-  const int m = 33, n = 12;
+  const int n = 12;
   const double eps = std::numeric_limits<real_t<T>>::epsilon();
-  for (bool lower : {true, false})
-    for (bool unit : {true, false})
-      for (Op op : {Op::none, Op::transpose, Op::conj_transpose}) {
-        CAPTURE(lower, unit, static_cast<int>(op));
-        // Well conditioned, with a unit diagonal too: off-diagonal entries below 1/m. The other
-        // triangle holds entries trsm must ignore.
-        auto a = random_matrix<T>(m, m);
-        for (int j = 0; j < m; ++j)
-          for (int i = 0; i < m; ++i) a(i, j) = i == j ? a(i, j) + T(2) : a(i, j) / T(m);
-        const auto x = random_matrix<T>(m, n);
-        HostMatrix<T> b("b", m, n);  // b = op(tri(A)) x / alpha
-        const T alpha(2);
-        for (int j = 0; j < n; ++j)
-          for (int i = 0; i < m; ++i) {
-            T s(0);
-            for (int l = 0; l < m; ++l) {
-              const int r = op == Op::none ? i : l, c = op == Op::none ? l : i;
-              const bool inside = lower ? r >= c : r <= c;
-              if (!inside) continue;
-              const T t = r == c && unit ? T(1) : entry(a, op, i, l);
-              s += t * x(l, j);
+  for (const int m : {33, 300})
+    for (bool lower : {true, false})
+      for (bool unit : {true, false})
+        for (Op op : {Op::none, Op::transpose, Op::conj_transpose}) {
+          CAPTURE(m, lower, unit, static_cast<int>(op));
+          // Well conditioned, with a unit diagonal too: off-diagonal entries below 1/m. The other
+          // triangle holds entries trsm must ignore.
+          auto a = random_matrix<T>(m, m);
+          for (int j = 0; j < m; ++j)
+            for (int i = 0; i < m; ++i) a(i, j) = i == j ? a(i, j) + T(2) : a(i, j) / T(m);
+          const auto x = random_matrix<T>(m, n);
+          HostMatrix<T> b("b", m, n);  // b = op(tri(A)) x / alpha
+          const T alpha(2);
+          for (int j = 0; j < n; ++j)
+            for (int i = 0; i < m; ++i) {
+              T s(0);
+              for (int l = 0; l < m; ++l) {
+                const int r = op == Op::none ? i : l, c = op == Op::none ? l : i;
+                const bool inside = lower ? r >= c : r <= c;
+                if (!inside) continue;
+                const T t = r == c && unit ? T(1) : entry(a, op, i, l);
+                s += t * x(l, j);
+              }
+              b(i, j) = s / alpha;
             }
-            b(i, j) = s / alpha;
-          }
-        auto B = padded_device_copy(b);
-        impl::trsm_left(Exec(), lower, op, unit, alpha, padded_device_copy(a), B);
-        Exec().fence();
-        CHECK(max_difference(to_host(B), x) < 100 * m * eps);
-      }
+          auto B = padded_device_copy(b);
+          impl::trsm_left(Exec(), lower, op, unit, alpha, padded_device_copy(a), B);
+          Exec().fence();
+          CHECK(max_difference(to_host(B), x) < 100 * m * eps);
+        }
 }
 
 TEMPLATE_TEST_CASE("trsm from the right solves X op(A) = alpha B", "[blas]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
-  const int m = 12, n = 33;
+  const int m = 12;
   const double eps = std::numeric_limits<real_t<T>>::epsilon();
-  for (bool lower : {true, false})
-    for (Op op : {Op::none, Op::transpose, Op::conj_transpose}) {
-      CAPTURE(lower, static_cast<int>(op));
-      auto a = random_matrix<T>(n, n);  // well conditioned, the other triangle to be ignored
-      for (int j = 0; j < n; ++j)
-        for (int i = 0; i < n; ++i) a(i, j) = i == j ? a(i, j) + T(2) : a(i, j) / T(n);
-      const auto x = random_matrix<T>(m, n);
-      HostMatrix<T> b("b", m, n);  // b = x op(tri(A)) / alpha
-      const T alpha(2);
-      for (int j = 0; j < n; ++j)
-        for (int i = 0; i < m; ++i) {
-          T s(0);
-          for (int l = 0; l < n; ++l) {
-            const int r = op == Op::none ? l : j, c = op == Op::none ? j : l;
-            if (lower ? r >= c : r <= c) s += x(i, l) * entry(a, op, l, j);
+  for (const int n : {33, 300})
+    for (bool lower : {true, false})
+      for (Op op : {Op::none, Op::transpose, Op::conj_transpose}) {
+        CAPTURE(n, lower, static_cast<int>(op));
+        auto a = random_matrix<T>(n, n);  // well conditioned, the other triangle to be ignored
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < n; ++i) a(i, j) = i == j ? a(i, j) + T(2) : a(i, j) / T(n);
+        const auto x = random_matrix<T>(m, n);
+        HostMatrix<T> b("b", m, n);  // b = x op(tri(A)) / alpha
+        const T alpha(2);
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < m; ++i) {
+            T s(0);
+            for (int l = 0; l < n; ++l) {
+              const int r = op == Op::none ? l : j, c = op == Op::none ? j : l;
+              if (lower ? r >= c : r <= c) s += x(i, l) * entry(a, op, l, j);
+            }
+            b(i, j) = s / alpha;
           }
-          b(i, j) = s / alpha;
-        }
-      auto B = padded_device_copy(b);
-      impl::trsm(Exec(), ApplySide::right, lower, op, false, alpha, padded_device_copy(a), B);
-      Exec().fence();
-      CHECK(max_difference(to_host(B), x) < 100 * n * eps);
-    }
+        auto B = padded_device_copy(b);
+        impl::trsm(Exec(), ApplySide::right, lower, op, false, alpha, padded_device_copy(a), B);
+        Exec().fence();
+        CHECK(max_difference(to_host(B), x) < 100 * n * eps);
+      }
 }
 
 template <class T>
@@ -185,14 +188,15 @@ HostMatrix<T> herk_by_loop(bool lower, Op op, real_t<T> alpha, const HostMatrix<
   return expected;
 }
 
-// Sizes on both sides of the portable herk's leaf (impl::herk_leaf) and its halvings.
+// Sizes on both sides of herk's leaf (tuning::herk_leaf_width) and its halvings.
 TEMPLATE_TEST_CASE("herk updates one triangle of C by alpha op(A) op(A)^H + beta C", "[blas]",
                    float, double, Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
   using Real = real_t<T>;
   const double eps = std::numeric_limits<Real>::epsilon();
   const int k = 19;
-  for (const int n : {1, 37, impl::herk_leaf, impl::herk_leaf + 1, 300})
+  const int leaf = tuning::herk_leaf_width<Exec>();
+  for (const int n : {1, 37, leaf, leaf + 1, 2 * leaf + 3})
     for (bool lower : {true, false})
       for (Op op : {Op::none, Op::conj_transpose}) {
         CAPTURE(n, lower, static_cast<int>(op));

@@ -11,6 +11,7 @@
 
 #include "basalt/core/dispatch.hpp"
 #include "basalt/core/profiling.hpp"
+#include "basalt/core/tuning.hpp"
 #include "basalt/core/views.hpp"
 #if defined(BASALT_ENABLE_CUDA)
 #include "basalt/backends/cuda/dense/blas.hpp"
@@ -35,11 +36,52 @@ void gemm(const ExecSpace& exec, Op op_a, Op op_b, Scalar alpha, const AView& A,
   }
 }
 
-// B = alpha op(A)^-1 B (side left) or alpha B op(A)^-1 (side right), A triangular
+// B = alpha op(A)^-1 B (side left) or alpha B op(A)^-1 (side right), A triangular. A triangle
+// wider than tuning::trsm_leaf_width splits in two: two half-width solves and one gemm, so most
+// of the flops run as gemm (a vendor's trsm on a wide triangle runs far below its gemm).
 template <class ExecSpace, class AView, class BView, class Scalar>
 void trsm(const ExecSpace& exec, ApplySide side, bool lower, Op op, bool unit_diagonal,
           Scalar alpha, const AView& A, const BView& B) {
   if (B.extent(0) == 0 || B.extent(1) == 0) return;
+  const int width = static_cast<int>(A.extent(0));
+  if (width > tuning::trsm_leaf_width<ExecSpace>()) {
+    const std::pair<int, int> first(0, width / 2), second(width / 2, width);
+    const auto A11 = Kokkos::subview(A, first, first);
+    const auto A22 = Kokkos::subview(A, second, second);
+    // The stored off-diagonal block: op(A) = [T11 0; op(off) T22] when op(A) is lower, else
+    // [T11 op(off); 0 T22].
+    const auto off = lower ? Kokkos::subview(A, second, first) : Kokkos::subview(A, first, second);
+    const bool effective_lower = lower == (op == Op::none);
+    const auto solve = [&](const auto& T, Scalar scale, const auto& X) {
+      trsm(exec, side, lower, op, unit_diagonal, scale, T, X);
+    };
+    if (side == ApplySide::left) {
+      const auto B1 = Kokkos::subview(B, first, Kokkos::ALL);
+      const auto B2 = Kokkos::subview(B, second, Kokkos::ALL);
+      if (effective_lower) {  // X1 = T11^-1 alpha B1, then X2 = T22^-1 (alpha B2 - T21 X1)
+        solve(A11, alpha, B1);
+        gemm(exec, op, Op::none, Scalar(-1), off, B1, alpha, B2);
+        solve(A22, Scalar(1), B2);
+      } else {  // X2 = T22^-1 alpha B2, then X1 = T11^-1 (alpha B1 - T12 X2)
+        solve(A22, alpha, B2);
+        gemm(exec, op, Op::none, Scalar(-1), off, B2, alpha, B1);
+        solve(A11, Scalar(1), B1);
+      }
+    } else {
+      const auto B1 = Kokkos::subview(B, Kokkos::ALL, first);
+      const auto B2 = Kokkos::subview(B, Kokkos::ALL, second);
+      if (effective_lower) {  // X2 = alpha B2 T22^-1, then X1 = (alpha B1 - X2 T21) T11^-1
+        solve(A22, alpha, B2);
+        gemm(exec, Op::none, op, Scalar(-1), B2, off, alpha, B1);
+        solve(A11, Scalar(1), B1);
+      } else {  // X1 = alpha B1 T11^-1, then X2 = (alpha B2 - X1 T12) T22^-1
+        solve(A11, alpha, B1);
+        gemm(exec, Op::none, op, Scalar(-1), B1, off, alpha, B2);
+        solve(A22, Scalar(1), B2);
+      }
+    }
+    return;
+  }
   ProfilingRegion region("basalt::trsm");
   using Spec = Specialization<routine::trsm, ExecSpace>;
   if constexpr (Spec::available) {
@@ -58,14 +100,6 @@ void trsm_left(const ExecSpace& exec, bool lower, Op op, bool unit_diagonal, Sca
   trsm(exec, ApplySide::left, lower, op, unit_diagonal, alpha, A, B);
 }
 
-// C = alpha op(A) op(A)^H + beta C on one triangle of the n x n C (LAPACK's xHERK, xSYRK for real
-// scalars): op is Op::none (A n x k) or Op::conj_transpose (A k x n), alpha and beta are real,
-// the other triangle is not touched and the diagonal comes out real. The portable version halves
-// C recursively, the blocks off the diagonal as gemms, down to diagonal blocks of at most
-// herk_leaf columns, each a full gemm into a workspace of which one triangle is kept: Kokkos
-// Kernels 3.4 has no herk.
-inline constexpr int herk_leaf = 128;
-
 namespace detail {
 
 // The rows of op(A) in `rows`, as a View of A: A(rows, :) or A(:, rows).
@@ -75,24 +109,32 @@ auto op_rows(const AView& A, Op op, std::pair<int, int> rows) {
                         : Kokkos::subview(A, Kokkos::ALL, rows);
 }
 
-template <class ExecSpace, class AView, class CView, class WView, class Real>
-void portable_herk(const ExecSpace& exec, bool lower, Op op, Real alpha, const AView& A, Real beta,
-                   const CView& C, const WView& work) {
+// herk on C's triangle split in halves down to `leaf` columns: the off-diagonal blocks by gemm,
+// the diagonal leaves by herk_leaf(A rows, C block).
+template <class ExecSpace, class AView, class CView, class Real, class Leaf>
+void split_herk(const ExecSpace& exec, bool lower, Op op, Real alpha, const AView& A, Real beta,
+                const CView& C, int leaf, const Leaf& herk_leaf) {
   using T = typename CView::non_const_value_type;
   const int n = static_cast<int>(C.extent(0));
-  if (n > herk_leaf) {
-    const int n1 = n / 2;
-    const auto first = std::make_pair(0, n1), second = std::make_pair(n1, n);
-    const auto A1 = op_rows(A, op, first), A2 = op_rows(A, op, second);
-    const Op op_left = op, op_right = op == Op::none ? Op::conj_transpose : Op::none;
-    portable_herk(exec, lower, op, alpha, A1, beta, Kokkos::subview(C, first, first), work);
-    if (lower)
-      gemm(exec, op_left, op_right, T(alpha), A2, A1, T(beta), Kokkos::subview(C, second, first));
-    else
-      gemm(exec, op_left, op_right, T(alpha), A1, A2, T(beta), Kokkos::subview(C, first, second));
-    portable_herk(exec, lower, op, alpha, A2, beta, Kokkos::subview(C, second, second), work);
-    return;
-  }
+  if (n <= leaf) return herk_leaf(A, C);
+  const int n1 = n / 2;
+  const auto first = std::make_pair(0, n1), second = std::make_pair(n1, n);
+  const auto A1 = op_rows(A, op, first), A2 = op_rows(A, op, second);
+  const Op op_left = op, op_right = op == Op::none ? Op::conj_transpose : Op::none;
+  split_herk(exec, lower, op, alpha, A1, beta, Kokkos::subview(C, first, first), leaf, herk_leaf);
+  if (lower)
+    gemm(exec, op_left, op_right, T(alpha), A2, A1, T(beta), Kokkos::subview(C, second, first));
+  else
+    gemm(exec, op_left, op_right, T(alpha), A1, A2, T(beta), Kokkos::subview(C, first, second));
+  split_herk(exec, lower, op, alpha, A2, beta, Kokkos::subview(C, second, second), leaf, herk_leaf);
+}
+
+// The portable leaf: the full block op(A) op(A)^H by gemm into `work`, then its triangle into C.
+template <class ExecSpace, class AView, class CView, class WView, class Real>
+void portable_herk_leaf(const ExecSpace& exec, bool lower, Op op, Real alpha, const AView& A,
+                        Real beta, const CView& C, const WView& work) {
+  using T = typename CView::non_const_value_type;
+  const int n = static_cast<int>(C.extent(0));
   const auto W = Kokkos::subview(work, std::make_pair(0, n), std::make_pair(0, n));
   gemm(exec, op, op == Op::none ? Op::conj_transpose : Op::none, T(1), A, A, T(0), W);
   Kokkos::parallel_for(
@@ -109,21 +151,33 @@ void portable_herk(const ExecSpace& exec, bool lower, Op op, Real alpha, const A
 
 }  // namespace detail
 
+// C = alpha op(A) op(A)^H + beta C on one triangle of the n x n C (LAPACK's xHERK, xSYRK for real
+// scalars): op is Op::none (A n x k) or Op::conj_transpose (A k x n), alpha and beta are real,
+// the other triangle is not touched and the diagonal comes out real. C is halved recursively,
+// the blocks off the diagonal as gemms, down to diagonal blocks of tuning::herk_leaf_width
+// columns: a backend's herk there (cuBLAS' on a wide C runs below its gemm), else a full gemm
+// into a workspace of which one triangle is kept (Kokkos Kernels 3.4 has no herk).
 template <class ExecSpace, class AView, class CView, class Real>
 void herk(const ExecSpace& exec, bool lower, Op op, Real alpha, const AView& A, Real beta,
           const CView& C) {
   const auto k = op == Op::none ? A.extent(1) : A.extent(0);
   if (C.extent(0) == 0 || ((alpha == Real(0) || k == 0) && beta == Real(1))) return;
   ProfilingRegion region("basalt::herk");
+  const int leaf = std::min<int>(tuning::herk_leaf_width<ExecSpace>(), C.extent(0));
   using Spec = Specialization<routine::herk, ExecSpace>;
   if constexpr (Spec::available) {
-    Spec::apply(exec, lower, op, alpha, A, beta, C);
+    detail::split_herk(exec, lower, op, alpha, A, beta, C, leaf,
+                       [&](const auto& A_rows, const auto& C_block) {
+                         Spec::apply(exec, lower, op, alpha, A_rows, beta, C_block);
+                       });
   } else {
     using T = typename CView::non_const_value_type;
-    const int leaf = std::min<int>(herk_leaf, C.extent(0));
     Kokkos::View<T**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> work(
         Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "basalt::herk::work"), leaf, leaf);
-    detail::portable_herk(exec, lower, op, alpha, A, beta, C, work);
+    detail::split_herk(
+        exec, lower, op, alpha, A, beta, C, leaf, [&](const auto& A_rows, const auto& C_block) {
+          detail::portable_herk_leaf(exec, lower, op, alpha, A_rows, beta, C_block, work);
+        });
   }
 }
 

@@ -55,13 +55,13 @@ __global__ void __launch_bounds__(potf2_threads)
         s[i + j * n] = scaled(s[i + j * n], inverse);
       if (tid == 0) s[j + j * n] = ops::make_scalar<T>(root);
       __syncthreads();
-      // s(i, c) -= l(i, j) conj(l(c, j)) on the trailing lower triangle.
-      const int m = n - j - 1;
-      for (int idx = tid; idx < m * m; idx += blockDim.x) {
-        const int i = j + 1 + idx % m, c = j + 1 + idx / m;
-        if (i >= c)
-          s[i + c * n] =
-              ops::minus_product(s[i + c * n], s[i + j * n], ops::conjugate(s[c + j * n]));
+      // s(i, c) -= l(i, j) conj(l(c, j)) on the trailing lower triangle: a warp per column,
+      // its lanes down the rows (no index division in the inner loop).
+      const int warp = tid / 32, lane = tid % 32, warps = blockDim.x / 32;
+      for (int c = j + 1 + warp; c < n; c += warps) {
+        const T l = ops::conjugate(s[c + j * n]);
+        for (int i = c + lane; i < n; i += 32)
+          s[i + c * n] = ops::minus_product(s[i + c * n], s[i + j * n], l);
       }
     }
     __syncthreads();

@@ -149,6 +149,19 @@ void portable_herk_leaf(const ExecSpace& exec, bool lower, Op op, Real alpha, co
       });
 }
 
+// herk without a backend: split down to `leaf` columns, each leaf by portable_herk_leaf.
+template <class ExecSpace, class AView, class CView, class Real>
+void portable_herk(const ExecSpace& exec, bool lower, Op op, Real alpha, const AView& A, Real beta,
+                   const CView& C, int leaf) {
+  using T = typename CView::non_const_value_type;
+  Kokkos::View<T**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> work(
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "basalt::herk::work"), leaf, leaf);
+  split_herk(exec, lower, op, alpha, A, beta, C, leaf,
+             [&](const auto& A_rows, const auto& C_block) {
+               portable_herk_leaf(exec, lower, op, alpha, A_rows, beta, C_block, work);
+             });
+}
+
 }  // namespace detail
 
 // C = alpha op(A) op(A)^H + beta C on one triangle of the n x n C (LAPACK's xHERK, xSYRK for real
@@ -171,13 +184,7 @@ void herk(const ExecSpace& exec, bool lower, Op op, Real alpha, const AView& A, 
                          Spec::apply(exec, lower, op, alpha, A_rows, beta, C_block);
                        });
   } else {
-    using T = typename CView::non_const_value_type;
-    Kokkos::View<T**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> work(
-        Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "basalt::herk::work"), leaf, leaf);
-    detail::split_herk(
-        exec, lower, op, alpha, A, beta, C, leaf, [&](const auto& A_rows, const auto& C_block) {
-          detail::portable_herk_leaf(exec, lower, op, alpha, A_rows, beta, C_block, work);
-        });
+    detail::portable_herk(exec, lower, op, alpha, A, beta, C, leaf);
   }
 }
 

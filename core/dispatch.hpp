@@ -15,6 +15,7 @@ struct laswp;
 struct getf2;  // the LU panel: unblocked LU with partial pivoting of a tall, narrow block
 struct gemm;
 struct trsm;
+struct trmm;           // triangular matrix times matrix, either side (the QR drivers)
 struct getrf_batched;  // LU of every matrix of a batch
 struct spmm;           // sparse matrix times vectors (SpMV: one vector), every sparse format
 }  // namespace routine

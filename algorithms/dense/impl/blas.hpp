@@ -4,6 +4,7 @@
 // instance and runs on the default one, so that call is fenced on both sides to keep it in
 // order with the caller's work on any instance, under every Kokkos Kernels version.
 #include <KokkosBlas3_gemm.hpp>
+#include <KokkosBlas3_trmm.hpp>
 #include <KokkosBlas3_trsm.hpp>
 #include <Kokkos_Core.hpp>
 
@@ -45,6 +46,24 @@ void trsm_left(const ExecSpace& exec, bool lower, Op op, bool unit_diagonal, Sca
     exec.fence();
     KokkosBlas::trsm("L", lower ? "L" : "U", blas_letter(op), unit_diagonal ? "U" : "N", alpha, A,
                      B);
+    ExecSpace().fence();
+  }
+}
+
+// B = alpha op(A) B (side left) or alpha B op(A) (side right), A triangular: what the QR
+// drivers' compact-WY products need.
+template <class ExecSpace, class AView, class BView, class Scalar>
+void trmm(const ExecSpace& exec, ApplySide side, bool lower, Op op, bool unit_diagonal,
+          Scalar alpha, const AView& A, const BView& B) {
+  if (B.extent(0) == 0 || B.extent(1) == 0) return;
+  ProfilingRegion region("basalt::trmm");
+  using Spec = Specialization<routine::trmm, ExecSpace>;
+  if constexpr (Spec::available) {
+    Spec::apply(exec, side, lower, op, unit_diagonal, alpha, A, B);
+  } else {
+    exec.fence();
+    KokkosBlas::trmm(side == ApplySide::left ? "L" : "R", lower ? "L" : "U", blas_letter(op),
+                     unit_diagonal ? "U" : "N", alpha, A, B);
     ExecSpace().fence();
   }
 }

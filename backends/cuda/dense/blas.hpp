@@ -1,5 +1,6 @@
 #pragma once
-// The drivers' gemm and trsm on CUDA: cuBLAS on the caller's stream (basalt/backends/cuda/cublas.hpp).
+// The drivers' gemm, trsm and trmm on CUDA: cuBLAS on the caller's stream
+// (basalt/backends/cuda/cublas.hpp).
 #include "basalt/backends/cuda/cublas.hpp"
 #include "basalt/core/dispatch.hpp"
 #include "basalt/core/errors.hpp"
@@ -25,6 +26,17 @@ struct Specialization<routine::trsm, Kokkos::Cuda> {
                     const AView& A, const BView& B) {
     require(cublas::column_major(A, B), "trsm", "A", "cuBLAS takes column-major matrices");
     cublas::trsm_left(exec, lower, op, unit_diagonal, alpha, A, B);
+  }
+};
+
+template <>
+struct Specialization<routine::trmm, Kokkos::Cuda> {
+  static constexpr bool available = true;
+  template <class AView, class BView, class Scalar>
+  static void apply(const Kokkos::Cuda& exec, ApplySide side, bool lower, Op op, bool unit_diagonal,
+                    Scalar alpha, const AView& A, const BView& B) {
+    require(cublas::column_major(A, B), "trmm", "A", "cuBLAS takes column-major matrices");
+    cublas::trmm(exec, side, lower, op, unit_diagonal, alpha, A, B);
   }
 };
 

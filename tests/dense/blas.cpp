@@ -1,6 +1,5 @@
-// The drivers' gemm, trsm and trmm (algorithms/dense/impl/blas.hpp): on CUDA, cuBLAS on the
-// caller's stream compared with Kokkos Kernels on the same input; on every backend, against a plain
-// loop.
+// The drivers' gemm and trsm (algorithms/dense/impl/blas.hpp): on CUDA, cuBLAS on the caller's
+// stream compared with Kokkos Kernels on the same input; on every backend, against a plain loop.
 #include "basalt/algorithms/dense/impl/blas.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,6 +1,5 @@
 #pragma once
-// The drivers' gemm, trsm and trmm on CUDA: cuBLAS on the caller's stream
-// (basalt/backends/cuda/cublas.hpp).
+// The drivers' gemm and trsm on CUDA: cuBLAS on the caller's stream (basalt/backends/cuda/cublas.hpp).
 #include "basalt/backends/cuda/cublas.hpp"
 #include "basalt/core/dispatch.hpp"
 #include "basalt/core/errors.hpp"

@@ -27,6 +27,22 @@ Lu lu() {
     return {128, 16};
 }
 
+struct Qr {
+  int block;            // nb: reflectors per block of the outer loop (and of ormqr / orgqr)
+  int recursion_width;  // the recursive panel stops halving at this width; geqr2 takes over
+};
+
+// Householder QR: the trailing update and ormqr are gemms and trmms of width nb, so the GPU
+// wants nb near getrf's; inside the panel, each halving turns rank-1 updates into gemms, which
+// a GPU prefers from 32 columns up. Not yet tuned on the GPU.
+template <class ExecSpace>
+Qr qr() {
+  if constexpr (is_gpu_v<ExecSpace>)
+    return {256, 32};
+  else
+    return {64, 8};
+}
+
 // The portable batched kernels: one team per matrix. On a GPU a team is team_size threads of
 // vector_length lanes, lanes along a column (coalesced) and threads across columns, no wider
 // than the largest matrix needs; on a CPU one thread per matrix, the batch giving the

@@ -28,14 +28,16 @@ const std::map<std::string, Runner>& landed() {
                                                         {"potrf_batched", run_potrf_batched},
                                                         {"geqrf_batched", run_geqrf_batched},
                                                         {"spmv", run_spmv},
-                                                        {"spmm", run_spmm}};
+                                                        {"spmm", run_spmm},
+                                                        {"geqrf", run_geqrf},
+                                                        {"ormqr", run_ormqr}};
   return runners;
 }
 
 // Routines the suite will time once they land in Basalt.
 bool planned(const std::string& routine) {
   for (const char* name :
-       {"getrf", "getrs", "gesv", "potrf", "potrs", "posv", "geqrf", "ormqr", "gels",
+       {"getrf", "getrs", "gesv", "potrf", "potrs", "posv", "gels",
         "getrf_batched", "potrf_batched", "geqrf_batched", "spmv", "spmm", "lobpcg"})
     if (routine == name) return true;
   return false;
@@ -84,7 +86,7 @@ int main(int argc, char** argv) {
     std::cerr << "basalt-perf: routine '" << options->routine << "' "
               << (planned(options->routine) ? "has not landed in Basalt yet" : "is unknown")
               << " (available: copy, gemm, getf2, getrf, laswp, getrf_batched, potrf_batched, "
-                 "geqrf_batched, spmv, spmm)\n";
+                 "geqrf_batched, spmv, spmm, geqrf, ormqr)\n";
     return 2;
   }
   std::optional<DenseInput> input;

@@ -48,7 +48,7 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
   app.add_option(
          "--routine", o.routine,
          "routine to time (copy, gemm, getrf, laswp, getrf_batched, potrf_batched, geqrf_batched, "
-         "spmv, spmm)")
+         "spmv, spmm, geqrf, ormqr)")
       ->required();
   app.add_option("--prec", precisions, "precisions, any of s,d,c,z (default d)");
   app.add_option("--n", n_range, "sizes, start:stop:step");
@@ -63,10 +63,10 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
   app.add_flag("--vendor", o.vendor, "time the vendor library in the same run");
   app.add_flag("--energy", o.energy, "read the energy counters (NVML, RAPL)");
   app.add_flag("--portable", o.portable, "force the portable implementation");
-  app.add_option("--nb", o.nb, "getrf: outer block width instead of the library's")
+  app.add_option("--nb", o.nb, "getrf, geqrf: outer block width instead of the library's")
       ->check(CLI::PositiveNumber);
   app.add_option("--recursion-width", o.recursion_width,
-                 "getrf: width at which the recursive panel stops halving")
+                 "getrf, geqrf: width at which the recursive panel stops halving")
       ->check(CLI::PositiveNumber);
   app.add_flag("--breakdown", o.breakdown,
                "print where one more (fenced) call spends its time, by building block");

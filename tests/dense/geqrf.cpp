@@ -24,6 +24,16 @@ using HostVector = Kokkos::View<T*, Kokkos::HostSpace>;
 template <class T>
 using DeviceMatrix = Kokkos::View<T**, Kokkos::LayoutLeft, Exec::memory_space>;
 
+// dst = src, both on the device, any strides.
+template <class Dst, class Src>
+void copy_into(const Dst& dst, const Src& src) {
+  Kokkos::parallel_for(
+      Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(
+          {0, 0}, {static_cast<long>(src.extent(0)), static_cast<long>(src.extent(1))}),
+      KOKKOS_LAMBDA(const int i, const int j) { dst(i, j) = src(i, j); });
+  Kokkos::fence();
+}
+
 // A device copy of host, inside a larger matrix when padded: a sub-view whose column stride
 // exceeds its row count and whose first entry is not the allocation's.
 template <class T>
@@ -34,22 +44,16 @@ auto device_matrix(const HostMatrix<T>& host, bool padded) {
                                std::make_pair(padded ? 1 : 0, (padded ? 1 : 0) + n));
   DeviceMatrix<T> contiguous("contiguous", m, n);
   Kokkos::deep_copy(contiguous, host);
-  Kokkos::parallel_for(
-      Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>({0, 0}, {m, n}),
-      KOKKOS_LAMBDA(const int i, const int j) { inner(i, j) = contiguous(i, j); });
-  Kokkos::fence();
+  copy_into(inner, contiguous);
   return inner;
 }
 
 template <class View>
-auto host_copy(const View& v) {
-  using T = typename View::non_const_value_type;
-  const int m = v.extent(0), n = v.extent(1);
-  DeviceMatrix<T> contiguous("contiguous", m, n);
-  Kokkos::parallel_for(
-      Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>({0, 0}, {m, n}),
-      KOKKOS_LAMBDA(const int i, const int j) { contiguous(i, j) = v(i, j); });
-  HostMatrix<T> host("host", m, n);
+HostMatrix<typename View::non_const_value_type> host_copy(const View& v) {
+  DeviceMatrix<typename View::non_const_value_type> contiguous("contiguous", v.extent(0),
+                                                               v.extent(1));
+  copy_into(contiguous, v);
+  HostMatrix<typename View::non_const_value_type> host("host", v.extent(0), v.extent(1));
   Kokkos::deep_copy(host, contiguous);
   return host;
 }

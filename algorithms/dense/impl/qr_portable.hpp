@@ -3,8 +3,9 @@
 // form Q = I - V T V^H (V unit lower trapezoidal, stored below R as LAPACK stores it; T upper
 // triangular). The panel halves recursively down to geqr2, a few kernels per column; T is built
 // recursively (seed 001, section 4.3.4: the diagonal blocks of T at one level are the T's of
-// the level below, only the off-diagonal block is new, one gemm and three trmms); larfb applies
-// a block of reflectors as gemms and trmms. Every product goes through blas.hpp, so a backend's
+// the level below, only the off-diagonal block is new, one gemm and three trmms) down to the
+// same width, where one gemm and one team build it column by column; larfb applies a block of
+// reflectors as gemms and trmms. Every product goes through blas.hpp, so a backend's
 // gemm and trmm (cuBLAS on CUDA) run this same driver on the caller's stream.
 #include <Kokkos_Core.hpp>
 #include <algorithm>
@@ -187,30 +188,67 @@ void larft_join(const ExecSpace& exec, const VView& V, const TView& T, int k1) {
        T12);
 }
 
-// The recursion of larft over T, whose diagonal already holds tau.
-template <class ExecSpace, class VView, class TView>
-void larft_recursive(const ExecSpace& exec, const VView& V, const TView& T) {
+// T for a few reflectors (V p x k, p >= k), LAPACK's classic larft: G = V^H V, one gemm for the
+// rows below V's k x k top and one team adding the top (unit diagonal, zeros above it), then,
+// column by column in that team, T(0:j, j) = -tau(j) T(0:j, 0:j) G(0:j, j) and T(j, j) = tau(j).
+template <class ExecSpace, class VView, class TauView, class TView>
+void larft_leaf(const ExecSpace& exec, const VView& V, const TauView& tau, const TView& T) {
+  using Scalar = typename TView::non_const_value_type;
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Scratch =
+      Kokkos::View<Scalar*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   const int p = static_cast<int>(V.extent(0)), k = static_cast<int>(V.extent(1));
-  if (k <= 1) return;
-  const int k1 = k / 2;
-  larft_recursive(exec, Kokkos::subview(V, Kokkos::ALL, range(0, k1)),
-                  Kokkos::subview(T, range(0, k1), range(0, k1)));
-  larft_recursive(exec, Kokkos::subview(V, range(k1, p), range(k1, k)),
-                  Kokkos::subview(T, range(k1, k), range(k1, k)));
-  larft_join(exec, V, T, k1);
+  const bool below = p > k;
+  if (below)
+    gemm(exec, Op::conj_transpose, Op::none, Scalar(1),
+         Kokkos::subview(V, range(k, p), Kokkos::ALL), Kokkos::subview(V, range(k, p), Kokkos::ALL),
+         Scalar(0), T);
+  Kokkos::parallel_for(
+      "basalt::larft::leaf",
+      Policy(exec, 1, Kokkos::AUTO).set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(k))),
+      KOKKOS_LAMBDA(const typename Policy::member_type& team) {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k), [&](const int j) {
+          for (int i = 0; i < j; ++i) {
+            Scalar g = conjugate(V(j, i));
+            for (int r = j + 1; r < k; ++r) g += conjugate(V(r, i)) * V(r, j);
+            T(i, j) = below ? T(i, j) + g : g;
+          }
+        });
+        team.team_barrier();
+        const Scratch column(team.team_scratch(0), k);  // G(0:j, j) while T(0:j, j) replaces it
+        for (int j = 0; j < k; ++j) {
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, j),
+                               [&](const int l) { column(l) = T(l, j); });
+          team.team_barrier();
+          const Scalar t = tau(j);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, j), [&](const int i) {
+            Scalar sum(0);
+            for (int l = i; l < j; ++l) sum += T(i, l) * column(l);
+            T(i, j) = -t * sum;
+          });
+          Kokkos::single(Kokkos::PerTeam(team), [&] { T(j, j) = t; });
+          team.team_barrier();
+        }
+      });
 }
 
 // LAPACK's larft (forward, columnwise): the upper triangular T (k x k) with H(0) ... H(k-1) =
-// I - V T V^H for the k reflectors of V (p x k, p >= k) and tau.
+// I - V T V^H for the k reflectors of V (p x k, p >= k) and tau. Recursive above leaf_width
+// reflectors (the halves' T's, then larft_join), larft_leaf below.
 template <class ExecSpace, class VView, class TauView, class TView>
-void larft(const ExecSpace& exec, const VView& V, const TauView& tau, const TView& T) {
+void larft(const ExecSpace& exec, const VView& V, const TauView& tau, const TView& T,
+           int leaf_width) {
   ProfilingRegion region("basalt::larft");
-  const int k = static_cast<int>(V.extent(1));
+  const int p = static_cast<int>(V.extent(0)), k = static_cast<int>(V.extent(1));
   if (k == 0) return;
-  Kokkos::parallel_for(
-      "basalt::larft::diagonal", Kokkos::RangePolicy<ExecSpace>(exec, 0, k),
-      KOKKOS_LAMBDA(const int j) { T(j, j) = tau(j); });
-  larft_recursive(exec, V, T);
+  if (k <= leaf_width) return larft_leaf(exec, V, tau, T);
+  const int k1 = k / 2;
+  const auto left = range(0, k1), right = range(k1, k);
+  larft(exec, Kokkos::subview(V, Kokkos::ALL, left), Kokkos::subview(tau, left),
+        Kokkos::subview(T, left, left), leaf_width);
+  larft(exec, Kokkos::subview(V, range(k1, p), right), Kokkos::subview(tau, right),
+        Kokkos::subview(T, right, right), leaf_width);
+  larft_join(exec, V, T, k1);
 }
 
 // LAPACK's larfb (forward, columnwise): C = op(Q) C (side left, C p x n) or C op(Q) (side
@@ -262,7 +300,7 @@ void factor_panel(const ExecSpace& exec, const PView& P, const TauView& tau, con
   const int p = static_cast<int>(P.extent(0)), w = static_cast<int>(P.extent(1));
   if (w <= recursion_width) {
     geqr2(exec, P, tau, work);
-    larft(exec, P, tau, Tf);
+    larft(exec, P, tau, Tf, recursion_width);
     return;
   }
   const int n1 = w / 2;
@@ -317,7 +355,7 @@ void ormqr(const ExecSpace& exec, ApplySide side, Op op, const AView& A, const T
     const int i = (forward ? b : blocks - 1 - b) * nb, ib = std::min(nb, k - i);
     const auto V = Kokkos::subview(A, range(i, nq), range(i, i + ib));
     const auto Tf = Kokkos::subview(work.t, range(0, ib), range(0, ib));
-    larft(exec, V, Kokkos::subview(tau, range(i, i + ib)), Tf);
+    larft(exec, V, Kokkos::subview(tau, range(i, i + ib)), Tf, tune.recursion_width);
     larfb(exec, side, op, V, Tf,
           left ? Kokkos::subview(C, range(i, nq), Kokkos::ALL)
                : Kokkos::subview(C, Kokkos::ALL, range(i, nq)),
@@ -350,7 +388,7 @@ void orgqr(const ExecSpace& exec, const AView& A, const TauView& tau, tuning::Qr
     const int ib = std::min(nb, k - i);
     const auto Vi = Kokkos::subview(V, range(i, m), range(i, i + ib));
     const auto Tf = Kokkos::subview(work.t, range(0, ib), range(0, ib));
-    larft(exec, Vi, Kokkos::subview(tau, range(i, i + ib)), Tf);
+    larft(exec, Vi, Kokkos::subview(tau, range(i, i + ib)), Tf, tune.recursion_width);
     larfb(exec, ApplySide::left, Op::none, Vi, Tf, Kokkos::subview(A, range(i, m), range(i, n)),
           work.w);
   }

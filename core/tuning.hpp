@@ -29,18 +29,20 @@ Lu lu() {
 
 struct Qr {
   int block;            // nb: reflectors per block of the outer loop (and of ormqr / orgqr)
-  int recursion_width;  // the recursive panel stops halving at this width; geqr2 takes over
+  int recursion_width;  // the recursive panel (and T) stops halving at this width
+  int team_panel_rows;  // geqr2 runs as one team up to this height, a kernel per step above
 };
 
 // Householder QR: the trailing update and ormqr are gemms and trmms of width nb, so the GPU
 // wants nb near getrf's; inside the panel, each halving turns rank-1 updates into gemms, which
-// a GPU prefers from 32 columns up. Not yet tuned on the GPU.
+// a GPU prefers from 32 columns up. A short panel is one team's work (one launch); a tall one
+// wants the whole device, one step at a time. Not yet tuned on the GPU.
 template <class ExecSpace>
 Qr qr() {
   if constexpr (is_gpu_v<ExecSpace>)
-    return {256, 32};
+    return {256, 32, 8192};
   else
-    return {64, 8};
+    return {64, 8, 4096};
 }
 
 // The portable batched kernels: one team per matrix. On a GPU a team is team_size threads of

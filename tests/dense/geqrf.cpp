@@ -1,7 +1,8 @@
 // Dense QR (geqrf, orgqr, ormqr, gels) against LAPACKE and against explicit products, computed on
 // the host in complex<double>. Shapes cross every switch of the host tuning (tuning::qr: blocks
-// of 64 columns, recursive panels down to 8): 1, 2, 7, 8, 9, 63, 64, 65, 129 columns, tall-skinny
-// and wide shapes, zero sizes, padded sub-views.
+// of 64 columns, recursive panels down to 8, geqr2 by one team up to 4096 rows): 1, 2, 7, 8, 9,
+// 63, 64, 65, 129 columns, tall-skinny (4130 x 40 crosses the team's height in its leaves) and wide
+// shapes, zero sizes, padded sub-views.
 #include "basalt/algorithms/dense/geqrf.hpp"
 
 #include <catch2/catch.hpp>
@@ -139,9 +140,10 @@ struct Shape {
   int m, n;
 };
 
-const std::vector<Shape> qr_shapes = {
-    {1, 1},   {2, 2},   {2, 1},   {1, 5},   {5, 1},     {7, 7},   {8, 8},    {9, 9},   {17, 16},
-    {33, 20}, {63, 63}, {64, 64}, {65, 65}, {129, 129}, {500, 9}, {300, 70}, {20, 90}, {70, 200}};
+const std::vector<Shape> qr_shapes = {{1, 1},    {2, 2},   {2, 1},    {1, 5},     {5, 1},
+                                      {7, 7},    {8, 8},   {9, 9},    {17, 16},   {33, 20},
+                                      {63, 63},  {64, 64}, {65, 65},  {129, 129}, {500, 9},
+                                      {300, 70}, {20, 90}, {70, 200}, {4130, 40}, {5000, 9}};
 
 }  // namespace
 
@@ -333,18 +335,19 @@ TEMPLATE_TEST_CASE("geqrf and gels on NaN and Inf return", "[geqrf]", double,
                    Kokkos::complex<float>) {
   using T = TestType;
   for (const auto bad :
-       {std::numeric_limits<real_t<T>>::quiet_NaN(), std::numeric_limits<real_t<T>>::infinity()}) {
-    auto a = random_matrix<T>(90, 70);
-    a(40, 10) = T(bad);
-    auto A = device_matrix(a, false);
-    Kokkos::View<T*, Exec::memory_space> tau("tau", 70);
-    geqrf(Exec(), A, tau);
-    const auto factors = host_copy(A);
-    CHECK(!std::isfinite(Kokkos::abs(Wide(factors(69, 69)))));
-    auto B = device_matrix(random_matrix<T>(90, 2), false);
-    auto A2 = device_matrix(a, false);
-    gels(Exec(), Op::none, A2, B);  // any info; it must return
-  }
+       {std::numeric_limits<real_t<T>>::quiet_NaN(), std::numeric_limits<real_t<T>>::infinity()})
+    for (const auto [m, n] : std::vector<Shape>{{90, 70}, {4200, 20}}) {  // team, kernel steps
+      auto a = random_matrix<T>(m, n);
+      a(m / 2, 10) = T(bad);
+      auto A = device_matrix(a, false);
+      Kokkos::View<T*, Exec::memory_space> tau("tau", n);
+      geqrf(Exec(), A, tau);
+      const auto factors = host_copy(A);
+      CHECK(!std::isfinite(Kokkos::abs(Wide(factors(n - 1, n - 1)))));
+      auto B = device_matrix(random_matrix<T>(m, 2), false);
+      auto A2 = device_matrix(a, false);
+      gels(Exec(), Op::none, A2, B);  // any info; it must return
+    }
 }
 
 TEMPLATE_TEST_CASE("QR routines reject bad arguments", "[geqrf]", double, Kokkos::complex<float>) {

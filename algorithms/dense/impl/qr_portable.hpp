@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "basalt/algorithms/batched/impl/team_launch.hpp"
 #include "basalt/algorithms/batched/impl/team_qr.hpp"
 #include "basalt/algorithms/dense/impl/blas.hpp"
 #include "basalt/core/dispatch.hpp"
@@ -86,18 +87,18 @@ void copy_or_subtract(const ExecSpace& exec, const SrcView& src, const DstView& 
 }
 
 // Unblocked Householder QR of the p x w panel P (w <= recursion width), LAPACK's geqr2 with
-// larfg's reflector (as team_geqrf, batched/impl/team_qr.hpp), one column at a time: the scaled
+// larfg's reflector (as team_geqrf, batched/impl/team_qr.hpp), for tall panels: one column at a
+// time, each step a kernel over all rows: the scaled
 // norm of the column below the diagonal as two reductions over its rows, the reflector, the
 // scaling of v, and H(j)^H on the columns to its right as two gemms (z = A^H (tau v),
 // A -= v z^H). v(j) = 1 stands on the diagonal until the panel is done; R's diagonal waits in
 // work.beta. No value is read back to the host: NaN or Inf flow through, nothing loops on them.
 template <class ExecSpace, class PView, class TauView, class T>
-void geqr2(const ExecSpace& exec, const PView& P, const TauView& tau,
-           const QrWork<ExecSpace, T>& work) {
+void geqr2_columns(const ExecSpace& exec, const PView& P, const TauView& tau,
+                   const QrWork<ExecSpace, T>& work) {
   using Real = real_t<T>;
   using Memory = typename ExecSpace::memory_space;
   using Range = Kokkos::RangePolicy<ExecSpace>;
-  ProfilingRegion region("basalt::geqr2");
   const int p = static_cast<int>(P.extent(0)), w = static_cast<int>(P.extent(1));
   const int k = std::min(p, w);
   const auto largest = work.largest, sum = work.sum;
@@ -166,6 +167,35 @@ void geqr2(const ExecSpace& exec, const PView& P, const TauView& tau,
   Kokkos::parallel_for(
       "basalt::geqr2::diagonal", Range(exec, 0, k),
       KOKKOS_LAMBDA(const int j) { P(j, j) = beta(j); });
+}
+
+// geqr2 by one team, batched/impl/team_qr.hpp's team_geqrf, in team scratch when the panel fits:
+// one launch for the whole panel, where a short panel gives a kernel per step too little work.
+template <class ExecSpace, class PView, class TauView>
+void geqr2_team(const ExecSpace& exec, const PView& P, const TauView& tau) {
+  using T = typename PView::non_const_value_type;
+  using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  const int p = static_cast<int>(P.extent(0)), w = static_cast<int>(P.extent(1));
+  BatchLaunch launch{tuning::batched_team<ExecSpace>(p, w), 0};
+  const std::size_t bytes = sizeof(T) * p * w + alignof(T);
+  if (bytes <= static_cast<std::size_t>(launch.team.scratch_bytes))
+    launch.scratch_bytes = static_cast<int>(bytes);
+  const int scratch = launch.scratch_bytes;
+  const MatrixRef<T> A(P.data(), Kokkos::LayoutStride(p, P.stride(0), w, P.stride(1)));
+  const VectorRef<T> t(tau.data(), Kokkos::LayoutStride(std::min(p, w), tau.stride(0)));
+  for_each_matrix(
+      exec, "basalt::geqr2::team", 1, launch, KOKKOS_LAMBDA(const Member& team, const int) {
+        staged(team, A, scratch, [&](const MatrixRef<T>& F) { team_geqrf(team, F, t); });
+      });
+}
+
+// geqr2: one team for panels up to tune.team_panel_rows rows, a kernel per step above.
+template <class ExecSpace, class PView, class TauView, class T>
+void geqr2(const ExecSpace& exec, const PView& P, const TauView& tau,
+           const QrWork<ExecSpace, T>& work, tuning::Qr tune) {
+  ProfilingRegion region("basalt::geqr2");
+  if (static_cast<int>(P.extent(0)) <= tune.team_panel_rows) return geqr2_team(exec, P, tau);
+  geqr2_columns(exec, P, tau, work);
 }
 
 // T's off-diagonal block for the reflectors of V (p x k, p >= k) split after k1, given T11 and
@@ -296,21 +326,21 @@ void larfb(const ExecSpace& exec, ApplySide side, Op op, const VView& V, const T
 // recursion width.
 template <class ExecSpace, class PView, class TauView, class TView, class T>
 void factor_panel(const ExecSpace& exec, const PView& P, const TauView& tau, const TView& Tf,
-                  const QrWork<ExecSpace, T>& work, int recursion_width) {
+                  const QrWork<ExecSpace, T>& work, tuning::Qr tune) {
   const int p = static_cast<int>(P.extent(0)), w = static_cast<int>(P.extent(1));
-  if (w <= recursion_width) {
-    geqr2(exec, P, tau, work);
-    larft(exec, P, tau, Tf, recursion_width);
+  if (w <= tune.recursion_width) {
+    geqr2(exec, P, tau, work, tune);
+    larft(exec, P, tau, Tf, tune.recursion_width);
     return;
   }
   const int n1 = w / 2;
   const auto left = range(0, n1), right = range(n1, w);
   factor_panel(exec, Kokkos::subview(P, Kokkos::ALL, left), Kokkos::subview(tau, left),
-               Kokkos::subview(Tf, left, left), work, recursion_width);
+               Kokkos::subview(Tf, left, left), work, tune);
   larfb(exec, ApplySide::left, Op::conj_transpose, Kokkos::subview(P, Kokkos::ALL, left),
         Kokkos::subview(Tf, left, left), Kokkos::subview(P, Kokkos::ALL, right), work.w);
   factor_panel(exec, Kokkos::subview(P, range(n1, p), right), Kokkos::subview(tau, right),
-               Kokkos::subview(Tf, right, right), work, recursion_width);
+               Kokkos::subview(Tf, right, right), work, tune);
   larft_join(exec, P, Tf, n1);
 }
 
@@ -329,7 +359,7 @@ void geqrf(const ExecSpace& exec, const AView& A, const TauView& tau, tuning::Qr
     const auto rows = range(j, m), block = range(j, j + jb);
     const auto Tf = Kokkos::subview(work.t, range(0, jb), range(0, jb));
     factor_panel(exec, Kokkos::subview(A, rows, block), Kokkos::subview(tau, block), Tf, work,
-                 tune.recursion_width);
+                 tune);
     if (j + jb < n)
       larfb(exec, ApplySide::left, Op::conj_transpose, Kokkos::subview(A, rows, block), Tf,
             Kokkos::subview(A, rows, range(j + jb, n)), work.w);

@@ -1,8 +1,8 @@
 // Dense QR (geqrf, orgqr, ormqr, gels) against LAPACKE and against explicit products, computed on
 // the host in complex<double>. Shapes cross every switch of the host tuning (tuning::qr: blocks
-// of 64 columns, recursive panels down to 8, geqr2 by one team up to 4096 rows): 1, 2, 7, 8, 9,
-// 63, 64, 65, 129 columns, tall-skinny (4130 x 40 crosses the team's height in its leaves) and wide
-// shapes, zero sizes, padded sub-views.
+// of 64 columns, recursive panels and T down to 8): 1, 2, 7, 8, 9, 63, 64, 65, 129 columns,
+// tall-skinny and wide shapes, zero sizes, padded sub-views; geqr2's two paths (one team, a kernel
+// per step) through the driver with a tuning that switches between them inside a factorization.
 #include "basalt/algorithms/dense/geqrf.hpp"
 
 #include <catch2/catch.hpp>
@@ -145,6 +145,32 @@ const std::vector<Shape> qr_shapes = {{1, 1},    {2, 2},   {2, 1},    {1, 5},   
                                       {63, 63},  {64, 64}, {65, 65},  {129, 129}, {500, 9},
                                       {300, 70}, {20, 90}, {70, 200}, {4130, 40}, {5000, 9}};
 
+// Runs factor(A, tau) on a device copy of a (m x n) and checks A = QR with LAPACK's orgqr on the
+// result, orthogonality, tau = 0 for the zero column, and our orgqr beside LAPACK's.
+template <class T, class Factor>
+void check_geqrf(const HostMatrix<T>& a, Kind kind, bool padded, const Factor& factor) {
+  const int m = a.extent(0), n = a.extent(1), k = std::min(m, n);
+  auto A = device_matrix(a, padded);
+  Kokkos::View<T*, Exec::memory_space> tau("tau", k + 2);
+  factor(A, tau);
+  const auto factors = host_copy(A);
+  const auto t = to_host_vector(tau, k);
+  // LAPACK's orgqr on our reflectors: the storage is LAPACK's.
+  const auto q = lapack_q(factors, t, k);
+  CHECK(relative(difference(widen(a), product(widen(q), false, upper(factors, k))), widen(a),
+                 std::max(m, n), eps<T>()) < 30);
+  CHECK(orthogonality(q) < 30);
+  if (kind == Kind::zero_column && std::min(3, n - 1) < k) CHECK(t(std::min(3, n - 1)) == T(0));
+  // Our orgqr on our reflectors, beside LAPACK's.
+  HostMatrix<T> reflectors("reflectors", m, k);
+  Kokkos::deep_copy(reflectors, Kokkos::subview(factors, Kokkos::ALL, std::make_pair(0, k)));
+  auto Q = device_matrix(reflectors, !padded);
+  orgqr(Exec(), Q, Kokkos::subview(tau, std::make_pair(0, k)));
+  const auto ours = host_copy(Q);
+  CHECK(orthogonality(ours) < 30);
+  CHECK(relative(difference(widen(ours), widen(q)), widen(q), m, eps<T>()) < 30);
+}
+
 }  // namespace
 
 TEMPLATE_TEST_CASE("geqrf: A = QR with LAPACK's storage", "[geqrf]", float, double,
@@ -155,28 +181,25 @@ TEMPLATE_TEST_CASE("geqrf: A = QR with LAPACK's storage", "[geqrf]", float, doub
     for (Kind kind : {Kind::random, Kind::zero_column, Kind::graded}) {
       const bool padded = ++index % 2 == 0;
       CAPTURE(m, n, static_cast<int>(kind), padded);
-      const int k = std::min(m, n);
-      const auto a = test_matrix<T>(m, n, kind);
-      auto A = device_matrix(a, padded);
-      Kokkos::View<T*, Exec::memory_space> tau("tau", k + 2);
-      geqrf(Exec(), A, tau);
-      const auto factors = host_copy(A);
-      const auto t = to_host_vector(tau, k);
-      // LAPACK's orgqr on our reflectors: the storage is LAPACK's.
-      const auto q = lapack_q(factors, t, k);
-      CHECK(relative(difference(widen(a), product(widen(q), false, upper(factors, k))), widen(a),
-                     std::max(m, n), eps<T>()) < 30);
-      CHECK(orthogonality(q) < 30);
-      if (kind == Kind::zero_column && std::min(3, n - 1) < k) CHECK(t(std::min(3, n - 1)) == T(0));
-      // Our orgqr on our reflectors, beside LAPACK's.
-      HostMatrix<T> reflectors("reflectors", m, k);
-      Kokkos::deep_copy(reflectors, Kokkos::subview(factors, Kokkos::ALL, std::make_pair(0, k)));
-      auto Q = device_matrix(reflectors, !padded);
-      orgqr(Exec(), Q, Kokkos::subview(tau, std::make_pair(0, k)));
-      const auto ours = host_copy(Q);
-      CHECK(orthogonality(ours) < 30);
-      CHECK(relative(difference(widen(ours), widen(q)), widen(q), m, eps<T>()) < 30);
+      check_geqrf(test_matrix<T>(m, n, kind), kind, padded,
+                  [](const auto& A, const auto& tau) { geqrf(Exec(), A, tau); });
     }
+}
+
+// The panel's two geqr2 paths, whichever the backend's tuning prefers: one team up to 100 rows,
+// a kernel per step above, both within one factorization.
+TEMPLATE_TEST_CASE("geqrf with either geqr2", "[geqrf]", float, double, Kokkos::complex<float>,
+                   Kokkos::complex<double>) {
+  using T = TestType;
+  for (const int team_rows : {0, 100, 1 << 30})
+    for (const auto [m, n] :
+         std::vector<Shape>{{1, 1}, {9, 9}, {130, 40}, {300, 70}, {500, 9}, {129, 129}, {40, 150}})
+      for (Kind kind : {Kind::random, Kind::zero_column}) {
+        CAPTURE(team_rows, m, n, static_cast<int>(kind));
+        const tuning::Qr tune{64, 8, team_rows};
+        check_geqrf(test_matrix<T>(m, n, kind), kind, m % 2 == 0,
+                    [&](const auto& A, const auto& tau) { impl::geqrf(Exec(), A, tau, tune); });
+      }
 }
 
 TEMPLATE_TEST_CASE("orgqr on LAPACK's geqrf output", "[geqrf][orgqr]", float, double,

@@ -24,14 +24,13 @@
 namespace basalt::impl {
 
 // Scratch for one QR call, allocated once (without initialization, so no hidden fence): T of a
-// block of reflectors, larfb's W, and geqr2's column state.
+// block of reflectors, larfb's W, and the state of geqr2's kernel steps.
 template <class ExecSpace, class T>
 struct QrWork {
   using Memory = typename ExecSpace::memory_space;
   using Real = real_t<T>;
   Kokkos::View<T**, Kokkos::LayoutLeft, Memory> t;  // nb x nb
-  Kokkos::View<T**, Kokkos::LayoutLeft, Memory>
-      w;  // larfb: k x cols(C) (left), rows(C) x k (right)
+  Kokkos::View<T**, Kokkos::LayoutLeft, Memory> w;  // larfb: k x cols(C) or rows(C) x k
   Kokkos::View<T**, Kokkos::LayoutLeft, Memory> u;  // geqr2: tau v, rows x 1
   Kokkos::View<T**, Kokkos::LayoutLeft, Memory> z;  // geqr2: A^H (tau v), width x 1
   Kokkos::View<T*, Memory> beta;                    // geqr2: R's diagonal while v(j) = 1 stands in

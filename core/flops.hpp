@@ -4,6 +4,7 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <type_traits>
+#include <utility>
 
 namespace basalt::flops {
 
@@ -41,6 +42,14 @@ double geqrf(double m, double n) {
                             m * n * n - n * n * n / 3 + n * n / 2 + 5 * n / 6);
   return weighted<Scalar>(n * m * m - m * m * m / 3 + 2 * n * m - m * m / 2 + 23 * m / 6,
                           n * m * m - m * m * m / 3 + n * m - m * m / 2 + 5 * m / 6);
+}
+
+// xORMQR / xUNMQR: C (m x n) times the Q of k reflectors, from the left or the right (LAPACK's
+// dopla: the right side is the left one with m and n exchanged).
+template <class Scalar>
+double ormqr(bool left, double m, double n, double k) {
+  if (!left) std::swap(m, n);
+  return weighted<Scalar>(n * k * (2 * m - k + 2), n * k * (2 * m - k + 1));
 }
 
 template <class Scalar>

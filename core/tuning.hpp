@@ -67,6 +67,26 @@ int herk_leaf_width() {
     return 128;
 }
 
+struct Qr {
+  int block;            // nb: reflectors per block of the outer loop (and of ormqr / orgqr)
+  int recursion_width;  // the recursive panel (and T) stops halving at this width
+  int team_panel_rows;  // geqr2 runs as one team up to this height, a kernel per step above
+};
+
+// Householder QR: the trailing update and ormqr are gemms and trmms of width nb, so the GPU
+// wants nb near getrf's; inside the panel, each halving turns rank-1 updates into gemms, which
+// a GPU prefers from 32 columns up. A short panel is one team's work (one launch); a tall one
+// wants the whole GPU, one step at a time (8192 rows: a guess, not yet measured). On a CPU one
+// team of the OpenMP threads beat a kernel per step at every height measured (2 cores, 4000 to
+// 100000 rows x 64: 1.9x to 3.1x), so it always takes the team.
+template <class ExecSpace>
+Qr qr() {
+  if constexpr (is_gpu_v<ExecSpace>)
+    return {256, 32, 8192};
+  else
+    return {64, 8, std::numeric_limits<int>::max()};
+}
+
 // The portable batched kernels: one team per matrix. On a GPU a team is team_size threads of
 // vector_length lanes, lanes along a column (coalesced) and threads across columns, no wider
 // than the largest matrix needs; on a CPU one thread per matrix, the batch giving the

@@ -29,15 +29,16 @@ const std::map<std::string, Runner>& landed() {
                                                         {"potrf_batched", run_potrf_batched},
                                                         {"geqrf_batched", run_geqrf_batched},
                                                         {"spmv", run_spmv},
-                                                        {"spmm", run_spmm}};
+                                                        {"spmm", run_spmm},
+                                                        {"geqrf", run_geqrf},
+                                                        {"ormqr", run_ormqr}};
   return runners;
 }
 
 // Routines the suite will time once they land in Basalt.
 bool planned(const std::string& routine) {
-  for (const char* name :
-       {"getrf", "getrs", "gesv", "potrs", "posv", "geqrf", "ormqr", "gels", "getrf_batched",
-        "potrf_batched", "geqrf_batched", "spmv", "spmm", "lobpcg"})
+  for (const char* name : {"getrf", "getrs", "gesv", "potrs", "posv", "gels", "getrf_batched",
+                           "potrf_batched", "geqrf_batched", "spmv", "spmm", "lobpcg"})
     if (routine == name) return true;
   return false;
 }
@@ -82,11 +83,10 @@ int main(int argc, char** argv) {
   if (!options) return exit_code;
   const auto runner = landed().find(options->routine);
   if (runner == landed().end()) {
-    std::cerr
-        << "basalt-perf: routine '" << options->routine << "' "
-        << (planned(options->routine) ? "has not landed in Basalt yet" : "is unknown")
-        << " (available: copy, gemm, getf2, getrf, potrf, laswp, getrf_batched, potrf_batched, "
-           "geqrf_batched, spmv, spmm)\n";
+    std::cerr << "basalt-perf: routine '" << options->routine << "' "
+              << (planned(options->routine) ? "has not landed in Basalt yet" : "is unknown")
+              << " (available: copy, gemm, getf2, getrf, potrf, geqrf, ormqr, laswp, "
+                 "getrf_batched, potrf_batched, geqrf_batched, spmv, spmm)\n";
     return 2;
   }
   std::optional<DenseInput> input;

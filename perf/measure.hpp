@@ -145,5 +145,7 @@ void run_potrf_batched(const Context& ctx, char prec, const Emit& emit);
 void run_geqrf_batched(const Context& ctx, char prec, const Emit& emit);
 void run_spmv(const Context& ctx, char prec, const Emit& emit);  // --matrix read as sparse
 void run_spmm(const Context& ctx, char prec, const Emit& emit);
+void run_geqrf(const Context& ctx, char prec, const Emit& emit);
+void run_ormqr(const Context& ctx, char prec, const Emit& emit);
 
 }  // namespace basalt::perf

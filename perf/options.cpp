@@ -46,8 +46,8 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
   CLI::App app{"basalt-perf: Basalt beside the vendor library, one CSV row per case"};
   std::string precisions = "d", n_range, m_range;
   app.add_option("--routine", o.routine,
-                 "routine to time (copy, gemm, getrf, potrf, laswp, getrf_batched, potrf_batched, "
-                 "geqrf_batched, spmv, spmm)")
+                 "routine to time (copy, gemm, getrf, potrf, geqrf, ormqr, laswp, getrf_batched, "
+                 "potrf_batched, geqrf_batched, spmv, spmm)")
       ->required();
   app.add_option("--prec", precisions, "precisions, any of s,d,c,z (default d)");
   app.add_option("--n", n_range, "sizes, start:stop:step");
@@ -62,10 +62,10 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
   app.add_flag("--vendor", o.vendor, "time the vendor library in the same run");
   app.add_flag("--energy", o.energy, "read the energy counters (NVML, RAPL)");
   app.add_flag("--portable", o.portable, "force the portable implementation");
-  app.add_option("--nb", o.nb, "getrf, potrf: outer block width instead of the library's")
+  app.add_option("--nb", o.nb, "getrf, potrf, geqrf: outer block width instead of the library's")
       ->check(CLI::PositiveNumber);
   app.add_option("--recursion-width", o.recursion_width,
-                 "getrf, potrf: width at which the recursive panel stops halving")
+                 "getrf, potrf, geqrf: width at which the recursive panel stops halving")
       ->check(CLI::PositiveNumber);
   app.add_flag("--breakdown", o.breakdown,
                "print where one more (fenced) call spends its time, by building block");

@@ -20,7 +20,7 @@ struct Options {
   bool energy = false;
   bool portable = false;
   bool breakdown = false;
-  int nb = 0, recursion_width = 0;  // getrf, potrf: 0 is the library's tuning (core/tuning.hpp)
+  int nb = 0, recursion_width = 0;  // getrf, potrf, geqrf: 0 is the library's tuning (core/tuning.hpp)
   bool variable = false;            // batched routines: sizes drawn from 1..n per matrix
   bool kokkos_kernels = false;      // getrf_batched: KokkosBatched's SerialLU as the comparison
 

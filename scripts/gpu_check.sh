@@ -4,6 +4,7 @@
 #   tests    every test on the GPU, compute-sanitizer on the CUDA kernels' tests
 #   dense    ceilings (copy, gemm), laswp, the LU panel, getrf, each beside the vendor
 #   cholesky potrf beside cuSOLVER, by building block, and its residual in four precisions
+#   qr       geqrf (square and tall-skinny) and ormqr beside cuSOLVER
 #   batched  the batched factorizations beside cuBLAS/cuSOLVER and Kokkos Kernels
 #   sparse   SpMV and SpMM in each format on the 3D Laplacian, beside cuSPARSE
 # `gpu_check.sh build` stops after the build. Logs and CSVs go to $OUT.
@@ -28,7 +29,7 @@ if ! cmake -S "$top" -B "$build" -G Ninja -DBASALT_ENABLE_CUDA=ON \
   exit 1
 fi
 [ "${1:-}" = build ] && exit 0
-parts=${*:-tests dense cholesky batched sparse}
+parts=${*:-tests dense cholesky qr batched sparse}
 wants() { [[ " $parts " == *" $1 "* ]]; }
 
 if wants tests; then
@@ -82,6 +83,17 @@ step potrf "$perf" --routine potrf --prec d --n 2048:16384:2048 --niter 3 --vend
 step potrf-single "$perf" --routine potrf --prec s --n 4096:16384:4096 --niter 3 --vendor
 step potrf-complex "$perf" --routine potrf --prec z --n 4096:16384:4096 --niter 3 --vendor
 step potrf-check "$perf" --routine potrf --prec s,d,c,z --n 3000 --niter 1 --check
+fi
+
+if wants qr; then
+echo "== dense QR beside cuSOLVER: square, tall-skinny, the time by building block; ormqr (Q^H C)"
+step geqrf "$perf" --routine geqrf --prec d --n 2048:16384:2048 --niter 3 --vendor --breakdown \
+  --csv "$out/geqrf.csv"
+step geqrf-tall "$perf" --routine geqrf --prec d --m 131072 --n 32:256:32 --niter 3 --vendor --breakdown \
+  --csv "$out/geqrf-tall.csv"
+step geqrf-check "$perf" --routine geqrf --prec s,d,c,z --n 3000 --niter 1 --check
+step ormqr "$perf" --routine ormqr --prec d,z --n 4096:16384:4096 --nrhs 256 --niter 3 --vendor --check \
+  --csv "$out/ormqr.csv"
 fi
 
 if wants batched; then

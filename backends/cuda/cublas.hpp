@@ -51,22 +51,35 @@ inline cublasOperation_t operation(Op op) {
 
 namespace detail {
 // The typed entry points, one overload per precision.
-#define BASALT_CUBLAS_GEMM_TRSM(T, letter)                                                       \
-  inline cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,      \
-                             int m, int n, int k, const T* alpha, const T* a, int lda,          \
-                             const T* b, int ldb, const T* beta, T* c, int ldc) {               \
-    return cublas##letter##gemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);       \
-  }                                                                                             \
-  inline cublasStatus_t trsm(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,    \
-                             cublasOperation_t op, cublasDiagType_t diag, int m, int n,         \
-                             const T* alpha, const T* a, int lda, T* b, int ldb) {              \
-    return cublas##letter##trsm(h, side, uplo, op, diag, m, n, alpha, a, lda, b, ldb);          \
+#define BASALT_CUBLAS_GEMM_TRSM(T, letter)                                                        \
+  inline cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, \
+                             int n, int k, const T* alpha, const T* a, int lda, const T* b,       \
+                             int ldb, const T* beta, T* c, int ldc) {                             \
+    return cublas##letter##gemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);         \
+  }                                                                                               \
+  inline cublasStatus_t trsm(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,      \
+                             cublasOperation_t op, cublasDiagType_t diag, int m, int n,           \
+                             const T* alpha, const T* a, int lda, T* b, int ldb) {                \
+    return cublas##letter##trsm(h, side, uplo, op, diag, m, n, alpha, a, lda, b, ldb);            \
   }
 BASALT_CUBLAS_GEMM_TRSM(float, S)
 BASALT_CUBLAS_GEMM_TRSM(double, D)
 BASALT_CUBLAS_GEMM_TRSM(cuFloatComplex, C)
 BASALT_CUBLAS_GEMM_TRSM(cuDoubleComplex, Z)
 #undef BASALT_CUBLAS_GEMM_TRSM
+
+#define BASALT_CUBLAS_TRMM(T, letter)                                                          \
+  inline cublasStatus_t trmm(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,   \
+                             cublasOperation_t op, cublasDiagType_t diag, int m, int n,        \
+                             const T* alpha, const T* a, int lda, const T* b, int ldb, T* c,   \
+                             int ldc) {                                                        \
+    return cublas##letter##trmm(h, side, uplo, op, diag, m, n, alpha, a, lda, b, ldb, c, ldc); \
+  }
+BASALT_CUBLAS_TRMM(float, S)
+BASALT_CUBLAS_TRMM(double, D)
+BASALT_CUBLAS_TRMM(cuFloatComplex, C)
+BASALT_CUBLAS_TRMM(cuDoubleComplex, Z)
+#undef BASALT_CUBLAS_TRMM
 
 // The column stride cuBLAS wants: at least the row count, and at least 1.
 template <class View>
@@ -84,8 +97,8 @@ bool column_major(const Views&... views) {
 
 // C = alpha op(A) op(B) + beta C
 template <class AView, class BView, class CView, class Scalar>
-void gemm(const Kokkos::Cuda& exec, Op op_a, Op op_b, Scalar alpha, const AView& A,
-          const BView& B, Scalar beta, const CView& C) {
+void gemm(const Kokkos::Cuda& exec, Op op_a, Op op_b, Scalar alpha, const AView& A, const BView& B,
+          Scalar beta, const CView& C) {
   using T = typename CView::non_const_value_type;
   const T a = alpha, b = beta;
   const int k = static_cast<int>(op_a == Op::none ? A.extent(1) : A.extent(0));
@@ -138,6 +151,23 @@ void herk(const Kokkos::Cuda& exec, bool lower, Op op, Real alpha, const AView& 
                      detail::leading_dimension(A), &beta, cuda::device_pointer(C.data()),
                      detail::leading_dimension(C)),
         "cublas<t>herk");
+}
+
+// B = alpha op(A) B (left) or alpha B op(A) (right), A triangular. cuBLAS' trmm writes a
+// separate C; passing B as C is its documented in-place form.
+template <class AView, class BView, class Scalar>
+void trmm(const Kokkos::Cuda& exec, ApplySide side, bool lower, Op op, bool unit_diagonal,
+          Scalar alpha, const AView& A, const BView& B) {
+  using T = typename BView::non_const_value_type;
+  const T a = alpha;
+  check(detail::trmm(handle(exec), side == ApplySide::left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT,
+                     lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER, operation(op),
+                     unit_diagonal ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT, B.extent(0),
+                     B.extent(1), cuda::device_pointer(&a), cuda::device_pointer(A.data()),
+                     detail::leading_dimension(A), cuda::device_pointer(B.data()),
+                     detail::leading_dimension(B), cuda::device_pointer(B.data()),
+                     detail::leading_dimension(B)),
+        "cublas<t>trmm");
 }
 
 }  // namespace basalt::cublas

@@ -140,6 +140,109 @@ class Potrf {
   std::vector<char> host_;
 };
 
+// cuSOLVER's 64-bit Xgeqrf for one m x n column-major shape, its workspace held between calls so
+// that only the factorization is timed.
+template <class T>
+class Geqrf {
+ public:
+  Geqrf(const Handle& handle, std::int64_t m, std::int64_t n, std::int64_t lda)
+      : handle_(handle), m_(m), n_(n), lda_(lda) {
+    check(cusolverDnCreateParams(&params_), "cusolverDnCreateParams");
+    std::size_t device_bytes = 0, host_bytes = 0;
+    check(cusolverDnXgeqrf_bufferSize(handle_, params_, m, n, data_type<T>(), nullptr, lda,
+                                      data_type<T>(), nullptr, data_type<T>(), &device_bytes,
+                                      &host_bytes),
+          "cusolverDnXgeqrf_bufferSize");
+    device_ = Kokkos::View<char*, Kokkos::CudaSpace>("cusolver workspace", device_bytes);
+    host_.resize(host_bytes);
+  }
+  ~Geqrf() { cusolverDnDestroyParams(params_); }
+  Geqrf(const Geqrf&) = delete;
+  Geqrf& operator=(const Geqrf&) = delete;
+
+  // Factors A in place, tau receiving min(m, n) entries; info lands in the device scalar `info`.
+  template <class AView, class TauView, class InfoView>
+  void operator()(const AView& A, const TauView& tau, const InfoView& info) {
+    check(cusolverDnXgeqrf(handle_, params_, m_, n_, data_type<T>(), A.data(), lda_, data_type<T>(),
+                           tau.data(), data_type<T>(), device_.data(), device_.extent(0),
+                           host_.data(), host_.size(), info.data()),
+          "cusolverDnXgeqrf");
+  }
+
+ private:
+  const Handle& handle_;
+  std::int64_t m_, n_, lda_;
+  cusolverDnParams_t params_ = nullptr;
+  Kokkos::View<char*, Kokkos::CudaSpace> device_;
+  std::vector<char> host_;
+};
+
+namespace detail {
+// xORMQR / xUNMQR and their workspace queries, one overload per precision.
+#define BASALT_CUSOLVER_ORMQR(T, name)                                                             \
+  inline cusolverStatus_t ormqr_buffer(cusolverDnHandle_t h, cublasSideMode_t side,                \
+                                       cublasOperation_t trans, int m, int n, int k, const T* a,   \
+                                       int lda, const T* tau, const T* c, int ldc, int* lwork) {   \
+    return cusolverDn##name##_bufferSize(h, side, trans, m, n, k, a, lda, tau, c, ldc, lwork);     \
+  }                                                                                                \
+  inline cusolverStatus_t ormqr(cusolverDnHandle_t h, cublasSideMode_t side,                       \
+                                cublasOperation_t trans, int m, int n, int k, const T* a, int lda, \
+                                const T* tau, T* c, int ldc, T* work, int lwork, int* info) {      \
+    return cusolverDn##name(h, side, trans, m, n, k, a, lda, tau, c, ldc, work, lwork, info);      \
+  }
+BASALT_CUSOLVER_ORMQR(float, Sormqr)
+BASALT_CUSOLVER_ORMQR(double, Dormqr)
+BASALT_CUSOLVER_ORMQR(cuFloatComplex, Cunmqr)
+BASALT_CUSOLVER_ORMQR(cuDoubleComplex, Zunmqr)
+#undef BASALT_CUSOLVER_ORMQR
+}  // namespace detail
+
+// cuSOLVER's xORMQR / xUNMQR, C = op(Q) C or C op(Q) with the k = tau's length reflectors of A,
+// for one shape, its workspace held between calls (Op::transpose means the adjoint for complex).
+template <class T>
+class Ormqr {
+ public:
+  template <class AView, class TauView, class CView>
+  Ormqr(const Handle& handle, ApplySide side, Op op, const AView& A, const TauView& tau,
+        const CView& C)
+      : handle_(handle),
+        side_(side == ApplySide::left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT),
+        trans_(op == Op::none                ? CUBLAS_OP_N
+               : std::is_floating_point_v<T> ? CUBLAS_OP_T
+                                             : CUBLAS_OP_C) {
+    require(A.stride(0) == 1 && C.stride(0) == 1, "cusolver::Ormqr", "A",
+            "cuSOLVER takes column-major matrices");
+    int lwork = 0;
+    check(detail::ormqr_buffer(handle_, side_, trans_, C.extent(0), C.extent(1), tau.extent(0),
+                               cuda::device_pointer(A.data()), leading(A),
+                               cuda::device_pointer(tau.data()), cuda::device_pointer(C.data()),
+                               leading(C), &lwork),
+          "cusolverDn<t>ormqr_bufferSize");
+    work_ = Kokkos::View<T*, Kokkos::CudaSpace>("cusolver workspace", std::max(lwork, 1));
+  }
+
+  // info lands in the device scalar `info`.
+  template <class AView, class TauView, class CView, class InfoView>
+  void operator()(const AView& A, const TauView& tau, const CView& C, const InfoView& info) {
+    check(
+        detail::ormqr(handle_, side_, trans_, C.extent(0), C.extent(1), tau.extent(0),
+                      cuda::device_pointer(A.data()), leading(A), cuda::device_pointer(tau.data()),
+                      cuda::device_pointer(C.data()), leading(C),
+                      cuda::device_pointer(work_.data()), work_.extent(0), info.data()),
+        "cusolverDn<t>ormqr");
+  }
+
+ private:
+  template <class View>
+  static int leading(const View& v) {
+    return std::max<int>(1, std::max<int>(v.stride(1), v.extent(0)));
+  }
+  const Handle& handle_;
+  cublasSideMode_t side_;
+  cublasOperation_t trans_;
+  Kokkos::View<T*, Kokkos::CudaSpace> work_;
+};
+
 // cuSOLVER's xlaswp, forward only, on a column-major device View.
 template <class AView, class PivView>
 void laswp(const Handle& handle, const AView& A, const PivView& ipiv, int k1, int k2) {

@@ -19,4 +19,8 @@ TEST_CASE("flop counts follow LAPACK Working Note 41", "[core][flops]") {
   CHECK(flops::getrf<float>(300, 200) == flops::getrf<float>(200, 300));
   CHECK(flops::gemm<Kokkos::complex<double>>(10, 10, 10) == 8 * 1000);
   CHECK(flops::laswp_bytes<double>(100, 10) == 2 * 100 * 10 * 8);
+  // ormqr: n reflectors of length n on an n x n C, about n^3 multiplications and n^3 additions;
+  // the right side is the left one with m and n exchanged.
+  CHECK(flops::ormqr<double>(true, n, n, n) == Approx(2.0 * n * n * n).epsilon(3e-3));
+  CHECK(flops::ormqr<double>(false, 300, 200, 50) == flops::ormqr<double>(true, 200, 300, 50));
 }

@@ -234,3 +234,39 @@ TEMPLATE_TEST_CASE("cuBLAS herk equals the portable herk", "[blas][cuda]", float
     }
 }
 #endif
+
+TEMPLATE_TEST_CASE("trmm computes alpha op(A) B and alpha B op(A)", "[blas]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  const int m = 23, n = 17;
+  const double eps = std::numeric_limits<real_t<T>>::epsilon();
+  for (ApplySide side : {ApplySide::left, ApplySide::right})
+    for (bool lower : {true, false})
+      for (bool unit : {true, false})
+        for (Op op : {Op::none, Op::transpose, Op::conj_transpose}) {
+          CAPTURE(static_cast<int>(side), lower, unit, static_cast<int>(op));
+          const bool left = side == ApplySide::left;
+          const int order = left ? m : n;
+          // The other triangle and, for unit, the diagonal hold entries trmm must ignore.
+          const auto a = random_matrix<T>(order, order);
+          const auto b = random_matrix<T>(m, n);
+          const T alpha(-0.75);
+          auto triangle = [&](int i, int l) {  // op(tri(A))(i, l)
+            const int r = op == Op::none ? i : l, c = op == Op::none ? l : i;
+            if (lower ? r < c : r > c) return T(0);
+            return r == c && unit ? T(1) : entry(a, op, i, l);
+          };
+          HostMatrix<T> expected("expected", m, n);
+          for (int j = 0; j < n; ++j)
+            for (int i = 0; i < m; ++i) {
+              T s(0);
+              for (int l = 0; l < order; ++l)
+                s += left ? triangle(i, l) * b(l, j) : b(i, l) * triangle(l, j);
+              expected(i, j) = alpha * s;
+            }
+          auto B = padded_device_copy(b);
+          impl::trmm(Exec(), side, lower, op, unit, alpha, padded_device_copy(a), B);
+          Exec().fence();
+          CHECK(max_difference(to_host(B), expected) < 10 * order * eps);
+        }
+}

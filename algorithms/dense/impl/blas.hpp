@@ -4,6 +4,7 @@
 // instance and runs on the default one, so that call is fenced on both sides to keep it in
 // order with the caller's work on any instance, under every Kokkos Kernels version.
 #include <KokkosBlas3_gemm.hpp>
+#include <KokkosBlas3_trmm.hpp>
 #include <KokkosBlas3_trsm.hpp>
 #include <Kokkos_Core.hpp>
 #include <algorithm>
@@ -185,6 +186,24 @@ void herk(const ExecSpace& exec, bool lower, Op op, Real alpha, const AView& A, 
                        });
   } else {
     detail::portable_herk(exec, lower, op, alpha, A, beta, C, leaf);
+  }
+}
+
+// B = alpha op(A) B (side left) or alpha B op(A) (side right), A triangular: what the QR
+// drivers' compact-WY products need.
+template <class ExecSpace, class AView, class BView, class Scalar>
+void trmm(const ExecSpace& exec, ApplySide side, bool lower, Op op, bool unit_diagonal,
+          Scalar alpha, const AView& A, const BView& B) {
+  if (B.extent(0) == 0 || B.extent(1) == 0) return;
+  ProfilingRegion region("basalt::trmm");
+  using Spec = Specialization<routine::trmm, ExecSpace>;
+  if constexpr (Spec::available) {
+    Spec::apply(exec, side, lower, op, unit_diagonal, alpha, A, B);
+  } else {
+    exec.fence();
+    KokkosBlas::trmm(side == ApplySide::left ? "L" : "R", lower ? "L" : "U", blas_letter(op),
+                     unit_diagonal ? "U" : "N", alpha, A, B);
+    ExecSpace().fence();
   }
 }
 

@@ -40,4 +40,15 @@ struct Specialization<routine::herk, Kokkos::Cuda> {
   }
 };
 
+template <>
+struct Specialization<routine::trmm, Kokkos::Cuda> {
+  static constexpr bool available = true;
+  template <class AView, class BView, class Scalar>
+  static void apply(const Kokkos::Cuda& exec, ApplySide side, bool lower, Op op, bool unit_diagonal,
+                    Scalar alpha, const AView& A, const BView& B) {
+    require(cublas::column_major(A, B), "trmm", "A", "cuBLAS takes column-major matrices");
+    cublas::trmm(exec, side, lower, op, unit_diagonal, alpha, A, B);
+  }
+};
+
 }  // namespace basalt

@@ -1,0 +1,403 @@
+// Dense QR (geqrf, orgqr, ormqr, gels) against LAPACKE and against explicit products, computed on
+// the host in complex<double>. Shapes cross every switch of the host tuning (tuning::qr: blocks
+// of 64 columns, recursive panels and T down to 8): 1, 2, 7, 8, 9, 63, 64, 65, 129 columns,
+// tall-skinny and wide shapes, zero sizes, padded sub-views; geqr2's two paths (one team, a kernel
+// per step) through the driver with a tuning that switches between them inside a factorization.
+#include "basalt/algorithms/dense/geqrf.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+
+#include "basalt/algorithms/dense/gels.hpp"
+#include "basalt/algorithms/dense/orgqr.hpp"
+#include "basalt/algorithms/dense/ormqr.hpp"
+#include "basalt/backends/host/lapacke.hpp"
+#include "batched/batch_support.hpp"
+
+using namespace basalt;
+using namespace basalt::test;
+
+namespace {
+
+template <class T>
+using HostVector = Kokkos::View<T*, Kokkos::HostSpace>;
+template <class T>
+using DeviceMatrix = Kokkos::View<T**, Kokkos::LayoutLeft, Exec::memory_space>;
+
+// dst = src, both on the device, any strides.
+template <class Dst, class Src>
+void copy_into(const Dst& dst, const Src& src) {
+  Kokkos::parallel_for(
+      Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(
+          {0, 0}, {static_cast<long>(src.extent(0)), static_cast<long>(src.extent(1))}),
+      KOKKOS_LAMBDA(const int i, const int j) { dst(i, j) = src(i, j); });
+  Kokkos::fence();
+}
+
+// A device copy of host, inside a larger matrix when padded: a sub-view whose column stride
+// exceeds its row count and whose first entry is not the allocation's.
+template <class T>
+auto device_matrix(const HostMatrix<T>& host, bool padded) {
+  const int m = host.extent(0), n = host.extent(1), pad = padded ? 3 : 0;
+  DeviceMatrix<T> storage("storage", m + pad, n + (padded ? 1 : 0));
+  auto inner = Kokkos::subview(storage, std::make_pair(pad / 2, pad / 2 + m),
+                               std::make_pair(padded ? 1 : 0, (padded ? 1 : 0) + n));
+  DeviceMatrix<T> contiguous("contiguous", m, n);
+  Kokkos::deep_copy(contiguous, host);
+  copy_into(inner, contiguous);
+  return inner;
+}
+
+template <class View>
+HostMatrix<typename View::non_const_value_type> host_copy(const View& v) {
+  DeviceMatrix<typename View::non_const_value_type> contiguous("contiguous", v.extent(0),
+                                                               v.extent(1));
+  copy_into(contiguous, v);
+  HostMatrix<typename View::non_const_value_type> host("host", v.extent(0), v.extent(1));
+  Kokkos::deep_copy(host, contiguous);
+  return host;
+}
+
+template <class T>
+HostMatrix<T> copy(const HostMatrix<T>& a) {
+  HostMatrix<T> c("copy", a.extent(0), a.extent(1));
+  Kokkos::deep_copy(c, a);
+  return c;
+}
+
+enum class Kind { random, zero_column, graded };
+
+// Random; with column min(3, n - 1) zero; or with columns graded over six orders of magnitude.
+template <class T>
+HostMatrix<T> test_matrix(int m, int n, Kind kind) {
+  HostMatrix<T> a = random_matrix<T>(m, n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      if (kind == Kind::zero_column && j == std::min(3, n - 1)) a(i, j) = T(0);
+      if (kind == Kind::graded) a(i, j) *= T(std::pow(10.0, -6.0 * j / std::max(1, n - 1)));
+    }
+  return a;
+}
+
+// Q's first `cols` columns (k <= cols <= m) from the k reflectors of factors and tau, by
+// LAPACKE's orgqr: the reference.
+template <class T>
+HostMatrix<T> lapack_q(const HostMatrix<T>& factors, const HostVector<T>& tau, int cols) {
+  const int m = factors.extent(0), k = tau.extent(0);
+  HostMatrix<T> q("Q", m, cols);
+  for (int j = 0; j < k; ++j)
+    for (int i = 0; i < m; ++i) q(i, j) = factors(i, j);
+  lapacke::orgqr(q, tau);
+  return q;
+}
+
+template <class T>
+WideMatrix upper(const HostMatrix<T>& factors, int rows) {
+  WideMatrix r("R", rows, factors.extent(1));
+  for (size_t j = 0; j < factors.extent(1); ++j)
+    for (int i = 0; i <= std::min<int>(j, rows - 1); ++i) r(i, j) = Wide(factors(i, j));
+  return r;
+}
+
+inline WideMatrix difference(const WideMatrix& a, const WideMatrix& b) {
+  WideMatrix d("D", a.extent(0), a.extent(1));
+  for (size_t j = 0; j < a.extent(1); ++j)
+    for (size_t i = 0; i < a.extent(0); ++i) d(i, j) = a(i, j) - b(i, j);
+  return d;
+}
+
+inline WideMatrix adjoint(const WideMatrix& a) {
+  WideMatrix h("H", a.extent(1), a.extent(0));
+  for (size_t j = 0; j < a.extent(1); ++j)
+    for (size_t i = 0; i < a.extent(0); ++i) h(j, i) = Kokkos::conj(a(i, j));
+  return h;
+}
+
+inline WideMatrix rows_of(const WideMatrix& a, int rows) {
+  WideMatrix r("rows", rows, a.extent(1));
+  for (size_t j = 0; j < a.extent(1); ++j)
+    for (int i = 0; i < rows; ++i) r(i, j) = a(i, j);
+  return r;
+}
+
+// ||I - Q^H Q||_F / (m eps)
+template <class T>
+double orthogonality(const HostMatrix<T>& q) {
+  WideMatrix e = product(widen(q), true, widen(q));
+  for (size_t i = 0; i < e.extent(0); ++i) e(i, i) -= 1;
+  return q.extent(0) == 0 ? 0 : frobenius(e) / (q.extent(0) * eps<T>());
+}
+
+template <class T>
+HostVector<T> to_host_vector(const Kokkos::View<T*, Exec::memory_space>& v, int length) {
+  HostVector<T> h("tau", length);
+  Kokkos::deep_copy(h, Kokkos::subview(v, std::make_pair(0, length)));
+  return h;
+}
+
+struct Shape {
+  int m, n;
+};
+
+const std::vector<Shape> qr_shapes = {{1, 1},    {2, 2},   {2, 1},    {1, 5},     {5, 1},
+                                      {7, 7},    {8, 8},   {9, 9},    {17, 16},   {33, 20},
+                                      {63, 63},  {64, 64}, {65, 65},  {129, 129}, {500, 9},
+                                      {300, 70}, {20, 90}, {70, 200}, {4130, 40}, {5000, 9}};
+
+// Runs factor(A, tau) on a device copy of a (m x n) and checks A = QR with LAPACK's orgqr on the
+// result, orthogonality, tau = 0 for the zero column, and our orgqr beside LAPACK's.
+template <class T, class Factor>
+void check_geqrf(const HostMatrix<T>& a, Kind kind, bool padded, const Factor& factor) {
+  const int m = a.extent(0), n = a.extent(1), k = std::min(m, n);
+  auto A = device_matrix(a, padded);
+  Kokkos::View<T*, Exec::memory_space> tau("tau", k + 2);
+  factor(A, tau);
+  const auto factors = host_copy(A);
+  const auto t = to_host_vector(tau, k);
+  // LAPACK's orgqr on our reflectors: the storage is LAPACK's.
+  const auto q = lapack_q(factors, t, k);
+  CHECK(relative(difference(widen(a), product(widen(q), false, upper(factors, k))), widen(a),
+                 std::max(m, n), eps<T>()) < 30);
+  CHECK(orthogonality(q) < 30);
+  if (kind == Kind::zero_column && std::min(3, n - 1) < k) CHECK(t(std::min(3, n - 1)) == T(0));
+  // Our orgqr on our reflectors, beside LAPACK's.
+  HostMatrix<T> reflectors("reflectors", m, k);
+  Kokkos::deep_copy(reflectors, Kokkos::subview(factors, Kokkos::ALL, std::make_pair(0, k)));
+  auto Q = device_matrix(reflectors, !padded);
+  orgqr(Exec(), Q, Kokkos::subview(tau, std::make_pair(0, k)));
+  const auto ours = host_copy(Q);
+  CHECK(orthogonality(ours) < 30);
+  CHECK(relative(difference(widen(ours), widen(q)), widen(q), m, eps<T>()) < 30);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("geqrf: A = QR with LAPACK's storage", "[geqrf]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  int index = 0;
+  for (const auto [m, n] : qr_shapes)
+    for (Kind kind : {Kind::random, Kind::zero_column, Kind::graded}) {
+      const bool padded = ++index % 2 == 0;
+      CAPTURE(m, n, static_cast<int>(kind), padded);
+      check_geqrf(test_matrix<T>(m, n, kind), kind, padded,
+                  [](const auto& A, const auto& tau) { geqrf(Exec(), A, tau); });
+    }
+}
+
+// The panel's two geqr2 paths, whichever the backend's tuning prefers: one team up to 100 rows,
+// a kernel per step above, both within one factorization.
+TEMPLATE_TEST_CASE("geqrf with either geqr2", "[geqrf]", float, double, Kokkos::complex<float>,
+                   Kokkos::complex<double>) {
+  using T = TestType;
+  for (const int team_rows : {0, 100, 1 << 30})
+    for (const auto [m, n] :
+         std::vector<Shape>{{1, 1}, {9, 9}, {130, 40}, {300, 70}, {500, 9}, {129, 129}, {40, 150}})
+      for (Kind kind : {Kind::random, Kind::zero_column}) {
+        CAPTURE(team_rows, m, n, static_cast<int>(kind));
+        const tuning::Qr tune{64, 8, team_rows};
+        check_geqrf(test_matrix<T>(m, n, kind), kind, m % 2 == 0,
+                    [&](const auto& A, const auto& tau) { impl::geqrf(Exec(), A, tau, tune); });
+      }
+}
+
+TEMPLATE_TEST_CASE("orgqr on LAPACK's geqrf output", "[geqrf][orgqr]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  for (const auto [m, n] : qr_shapes) {
+    if (m < n) continue;
+    CAPTURE(m, n);
+    const auto a = test_matrix<T>(m, n, Kind::random);
+    auto factors = copy(a);
+    HostVector<T> t("tau", n);
+    lapacke::geqrf(factors, t);
+    // Fewer reflectors than columns too: Q(:, 0:n) of the first k.
+    for (int k : {n, n / 2}) {
+      CAPTURE(k);
+      auto Q = device_matrix(factors, k != n);
+      orgqr(Exec(), Q, device_copy(Kokkos::subview(t, std::make_pair(0, k))));
+      const auto ours = host_copy(Q);
+      CHECK(orthogonality(ours) < 30);
+      HostVector<T> tk("tau", k);
+      Kokkos::deep_copy(tk, Kokkos::subview(t, std::make_pair(0, k)));
+      CHECK(relative(difference(widen(ours), widen(lapack_q(factors, tk, n))), widen(ours), m,
+                     eps<T>()) < 30);
+      if (k == n)
+        CHECK(relative(difference(widen(a), product(widen(ours), false, upper(factors, n))),
+                       widen(a), m, eps<T>()) < 30);
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("ormqr against Q formed explicitly, every side and op", "[geqrf][ormqr]", float,
+                   double, Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  const int others = 13;
+  std::vector<Op> ops = {Op::none, Op::conj_transpose};
+  if (std::is_floating_point_v<T>) ops.push_back(Op::transpose);
+  int index = 0;
+  for (const auto [m, n] :
+       std::vector<Shape>{{1, 1}, {9, 9}, {40, 7}, {70, 70}, {150, 65}, {30, 100}, {129, 129}})
+    for (int fewer : {0, 3}) {
+      const int k = std::max(0, std::min(m, n) - fewer);
+      auto factors = test_matrix<T>(m, n, Kind::random);
+      HostVector<T> all("tau", std::min(m, n));
+      lapacke::geqrf(factors, all);
+      HostVector<T> t("tau", k);
+      Kokkos::deep_copy(t, Kokkos::subview(all, std::make_pair(0, k)));
+      const WideMatrix q = widen(lapack_q(factors, t, m));  // m x m
+      for (ApplySide side : {ApplySide::left, ApplySide::right})
+        for (Op op : ops) {
+          const bool padded = ++index % 2 == 0;
+          CAPTURE(m, n, k, static_cast<int>(side), static_cast<int>(op), padded);
+          const bool left = side == ApplySide::left;
+          const auto c = left ? random_matrix<T>(m, others) : random_matrix<T>(others, m);
+          auto C = device_matrix(c, padded);
+          ormqr(Exec(), side, op, device_matrix(factors, !padded), device_copy(t), C);
+          const WideMatrix op_q = op == Op::none ? q : adjoint(q);
+          const WideMatrix expected =
+              left ? product(op_q, false, widen(c)) : product(widen(c), false, op_q);
+          CHECK(relative(difference(widen(host_copy(C)), expected), expected, m, eps<T>()) < 30);
+        }
+    }
+}
+
+TEMPLATE_TEST_CASE("gels: least squares and minimum norm", "[geqrf][gels]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  const int nrhs = 3;
+  std::vector<Op> ops = {Op::none, Op::conj_transpose};
+  if (std::is_floating_point_v<T>) ops.push_back(Op::transpose);
+  int index = 0;
+  for (const auto [m, n] : std::vector<Shape>{
+           {1, 1}, {1, 3}, {3, 1}, {5, 5}, {60, 30}, {30, 60}, {150, 70}, {70, 150}, {300, 9}})
+    for (Op op : ops) {
+      const bool padded = ++index % 2 == 0;
+      CAPTURE(m, n, static_cast<int>(op), padded);
+      const bool adjoint_op = op != Op::none;
+      const int rows = adjoint_op ? n : m, cols = adjoint_op ? m : n;  // op(A) is rows x cols
+      const auto a = random_matrix<T>(m, n);
+      const auto b = random_matrix<T>(std::max(m, n), nrhs);
+      auto A = device_matrix(a, padded);
+      auto B = device_matrix(b, !padded);
+      CHECK(gels(Exec(), op, A, B) == 0);
+      const auto x = host_copy(B);
+      auto la = copy(a);
+      auto lb = copy(b);
+      REQUIRE(lapacke::gels(op, la, lb) == 0);
+      // A holds the factors xGELS leaves (QR, or LQ for wide A): R or L agrees with LAPACK's up to
+      // signs of the reflectors, which are LAPACK's, so it agrees entrywise.
+      CHECK(relative(difference(widen(host_copy(A)), widen(la)), widen(la), std::max(m, n),
+                     eps<T>()) < 30);
+      const WideMatrix wa = adjoint_op ? adjoint(widen(a)) : widen(a);
+      const WideMatrix solution = rows_of(widen(x), cols);
+      const WideMatrix r = difference(rows_of(widen(b), rows), product(wa, false, solution));
+      if (rows >= cols) {  // the normal equations: op(A)^H r = 0
+        const double scale = frobenius(wa) * (frobenius(wa) * frobenius(solution) + frobenius(r));
+        CHECK(frobenius(product(wa, true, r)) / (std::max(m, n) * scale * eps<T>()) < 30);
+      } else {  // minimum norm: LAPACK's solution, and a small residual
+        const WideMatrix expected = rows_of(widen(lb), cols);
+        CHECK(relative(difference(solution, expected), expected, cols, eps<T>()) < 30);
+        CHECK(frobenius(r) / (cols * frobenius(wa) * frobenius(solution) * eps<T>()) < 30);
+      }
+    }
+}
+
+TEMPLATE_TEST_CASE("gels without full rank: LAPACK's info and B", "[geqrf][gels]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  for (const auto [m, n] : std::vector<Shape>{{40, 20}, {20, 40}, {70, 70}})
+    for (Op op : {Op::none, Op::conj_transpose})
+      for (bool zero : {false, true}) {
+        CAPTURE(m, n, static_cast<int>(op), zero);
+        // A zero column of A (tall) or row (wide): R or L gets an exact zero on its diagonal.
+        auto a = random_matrix<T>(m, n);
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < m; ++i)
+            if (zero || (m >= n ? j : i) == 5) a(i, j) = T(0);
+        const auto b = random_matrix<T>(std::max(m, n), 2);
+        auto A = device_matrix(a, true);
+        auto B = device_matrix(b, true);
+        const int info = gels(Exec(), op, A, B);
+        auto la = copy(a);
+        auto lb = copy(b);
+        const int expected = lapacke::gels(op, la, lb);
+        CHECK(info == expected);
+        CHECK(info == (zero ? 0 : 6));
+        CHECK(relative(difference(widen(host_copy(B)), widen(lb)), widen(lb), std::max(m, n),
+                       eps<T>()) < 30);
+      }
+}
+
+TEMPLATE_TEST_CASE("QR routines on zero sizes", "[geqrf]", float, Kokkos::complex<double>) {
+  using T = TestType;
+  for (const auto [m, n] : std::vector<Shape>{{0, 0}, {0, 5}, {5, 0}}) {
+    CAPTURE(m, n);
+    DeviceMatrix<T> A("A", m, n);
+    Kokkos::View<T*, Exec::memory_space> tau("tau", 0);
+    geqrf(Exec(), A, tau);
+    if (m >= n) orgqr(Exec(), A, tau);
+    DeviceMatrix<T> C("C", m, 4), D("D", 4, m);
+    ormqr(Exec(), ApplySide::left, Op::none, A, tau, C);
+    ormqr(Exec(), ApplySide::right, Op::conj_transpose, A, tau, D);
+    const auto b = random_matrix<T>(std::max(m, n), 2);
+    auto B = device_matrix(b, false);
+    CHECK(gels(Exec(), Op::none, A, B) == 0);
+    CHECK(frobenius(widen(host_copy(B))) == 0);
+  }
+  // No right-hand sides: A is left as it is.
+  const auto a = random_matrix<T>(6, 4);
+  auto A = device_matrix(a, false);
+  DeviceMatrix<T> B("B", 6, 0);
+  CHECK(gels(Exec(), Op::none, A, B) == 0);
+  CHECK(identical(host_copy(A), a));
+}
+
+TEMPLATE_TEST_CASE("geqrf and gels on NaN and Inf return", "[geqrf]", double,
+                   Kokkos::complex<float>) {
+  using T = TestType;
+  for (const auto bad :
+       {std::numeric_limits<real_t<T>>::quiet_NaN(), std::numeric_limits<real_t<T>>::infinity()})
+    for (const auto [m, n] : std::vector<Shape>{{90, 70}, {4200, 20}}) {  // team, kernel steps
+      auto a = random_matrix<T>(m, n);
+      a(m / 2, 10) = T(bad);
+      auto A = device_matrix(a, false);
+      Kokkos::View<T*, Exec::memory_space> tau("tau", n);
+      geqrf(Exec(), A, tau);
+      const auto factors = host_copy(A);
+      CHECK(!std::isfinite(Kokkos::abs(Wide(factors(n - 1, n - 1)))));
+      auto B = device_matrix(random_matrix<T>(m, 2), false);
+      auto A2 = device_matrix(a, false);
+      gels(Exec(), Op::none, A2, B);  // any info; it must return
+    }
+}
+
+TEMPLATE_TEST_CASE("QR routines reject bad arguments", "[geqrf]", double, Kokkos::complex<float>) {
+  using T = TestType;
+  DeviceMatrix<T> A("A", 6, 4), wide("wide", 4, 6), C("C", 5, 3), B("B", 5, 2);
+  Kokkos::View<T*, Exec::memory_space> tau3("tau", 3), tau4("tau", 4), tau5("tau", 5);
+  auto argument = [](auto&& call) {
+    try {
+      call();
+    } catch (const InvalidArgument& e) {
+      return e.argument();
+    }
+    return std::string("none");
+  };
+  CHECK(argument([&] { geqrf(Exec(), A, tau3); }) == "tau");
+  CHECK(argument([&] { orgqr(Exec(), wide, tau3); }) == "A");
+  CHECK(argument([&] { orgqr(Exec(), A, tau5); }) == "tau");
+  CHECK(argument([&] { ormqr(Exec(), ApplySide::left, Op::none, A, tau4, C); }) == "C");
+  CHECK(argument([&] { ormqr(Exec(), ApplySide::right, Op::none, A, tau4, C); }) == "C");
+  CHECK(argument([&] {
+          ormqr(Exec(), ApplySide::left, Op::none, A, tau5, DeviceMatrix<T>("C", 6, 2));
+        }) == "tau");
+  CHECK(argument([&] { gels(Exec(), Op::none, A, B); }) == "B");
+  if constexpr (!std::is_floating_point_v<T>) {
+    CHECK(argument([&] {
+            ormqr(Exec(), ApplySide::left, Op::transpose, A, tau4, DeviceMatrix<T>("C", 6, 2));
+          }) == "op");
+    CHECK(argument([&] { gels(Exec(), Op::transpose, A, DeviceMatrix<T>("B", 6, 2)); }) == "op");
+  }
+}

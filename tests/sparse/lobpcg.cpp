@@ -172,6 +172,12 @@ double tolerance_for() {
   return std::is_same_v<real_t<T>, double> ? 1e-9 : 1e-4;
 }
 
+}  // namespace
+
+// Outside the anonymous namespace: nvcc's device lambdas need an enclosing function with a name
+// it can reach.
+namespace basalt::test {
+
 // B = diag(b) as a user operator: anything with apply(exec, X, Y).
 template <class T>
 struct DiagonalOperator {
@@ -185,7 +191,9 @@ struct DiagonalOperator {
   }
 };
 
-}  // namespace
+}  // namespace basalt::test
+
+using test::DiagonalOperator;
 
 TEMPLATE_TEST_CASE("lobpcg: 1D, 2D and 3D Laplacians, both ends, with and without Jacobi",
                    "[sparse][lobpcg]", float, double, Kokkos::complex<float>,

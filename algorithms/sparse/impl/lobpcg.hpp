@@ -103,6 +103,59 @@ Kokkos::View<real_t<typename Matrix::scalar_type>*, typename Matrix::memory_spac
   return d;
 }
 
+// Kernels of the iteration (free functions: nvcc takes no device lambda in a private member).
+
+// norms(2j) = ||AX_j - lambda_j BX_j||^2, norms(2j + 1) = ||BX_j||^2.
+template <class ExecSpace, class Block, class RealView>
+void residual_norms(const ExecSpace& exec, const Block& AX, const Block& BX, const RealView& lambda,
+                    const RealView& norms) {
+  using Real = typename RealView::non_const_value_type;
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  const long n = AX.extent(0);
+  Kokkos::parallel_for(
+      "basalt::lobpcg::residual_norms", Policy(exec, AX.extent(1), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const typename Policy::member_type& team) {
+        const int j = team.league_rank();
+        Real r2 = 0, b2 = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, n),
+            [&](const long i, Real& sum) {
+              sum += squared_magnitude(AX(i, j) - lambda(j) * BX(i, j));
+            },
+            r2);
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, n),
+            [&](const long i, Real& sum) { sum += squared_magnitude(BX(i, j)); }, b2);
+        Kokkos::single(Kokkos::PerTeam(team), [&] {
+          norms(2 * j) = r2;
+          norms(2 * j + 1) = b2;
+        });
+      });
+}
+
+// to(:, c) = from(:, active(c)).
+template <class ExecSpace, class Block, class IndexView>
+void gather_columns(const ExecSpace& exec, const Block& from, const IndexView& active,
+                    const Block& to) {
+  Kokkos::parallel_for(
+      "basalt::lobpcg::gather",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {to.extent(0), to.extent(1)}),
+      KOKKOS_LAMBDA(const long i, const long c) { to(i, c) = from(i, active(c)); });
+}
+
+// W(:, c) = AX(:, a) - lambda(a) BX(:, a), a = active(c): the residuals of the active columns.
+template <class ExecSpace, class Block, class RealView, class IndexView>
+void gather_residuals(const ExecSpace& exec, const Block& AX, const Block& BX,
+                      const RealView& lambda, const IndexView& active, const Block& W) {
+  Kokkos::parallel_for(
+      "basalt::lobpcg::residuals",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {W.extent(0), W.extent(1)}),
+      KOKKOS_LAMBDA(const long i, const long c) {
+        const int a = active(c);
+        W(i, c) = AX(i, a) - lambda(a) * BX(i, a);
+      });
+}
+
 template <class ExecSpace, class Scalar, class AOperator, class BOperator, class Preconditioner>
 class Lobpcg {
  public:
@@ -340,62 +393,14 @@ class Lobpcg {
 
   // ||A x_j - lambda_j B x_j|| / (sigma ||B x_j||) for the m columns of X.
   void relative_residuals(std::vector<Real>& residuals) {
-    const Block AX = columns(AS_, 0, m_), BX = columns(BS_, 0, m_);
-    const auto lambda = lambda_;
-    const auto norms = norms_;
-    const long n = n_;
-    using Policy = Kokkos::TeamPolicy<ExecSpace>;
-    Kokkos::parallel_for(
-        "basalt::lobpcg::residual_norms", Policy(exec_, m_, Kokkos::AUTO),
-        KOKKOS_LAMBDA(const typename Policy::member_type& team) {
-          const int j = team.league_rank();
-          Real r2 = 0, b2 = 0;
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(team, n),
-              [&](const long i, Real& sum) {
-                sum += squared_magnitude(AX(i, j) - lambda(j) * BX(i, j));
-              },
-              r2);
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(team, n),
-              [&](const long i, Real& sum) { sum += squared_magnitude(BX(i, j)); }, b2);
-          Kokkos::single(Kokkos::PerTeam(team), [&] {
-            norms(2 * j) = r2;
-            norms(2 * j + 1) = b2;
-          });
-        });
+    residual_norms(exec_, columns(AS_, 0, m_), columns(BS_, 0, m_), lambda_, norms_);
     Kokkos::deep_copy(exec_, host_norms_, norms_);
     exec_.fence();
     for (long j = 0; j < m_; ++j) {
-      const Real r = std::sqrt(host_norms_(2 * j)),
-                 scale = sigma_ * std::sqrt(host_norms_(2 * j + 1));
+      const Real r = std::sqrt(host_norms_(2 * j));
+      const Real scale = sigma_ * std::sqrt(host_norms_(2 * j + 1));
       residuals[j] = r == 0 ? Real(0) : r / scale;
     }
-  }
-
-  // to(:, c) = from(:, active(c)) for the first k active columns.
-  void gather(const Block& from, const Block& to) const {
-    const auto active = active_;
-    Kokkos::parallel_for(
-        "basalt::lobpcg::gather",
-        Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec_, {0, 0},
-                                                          {to.extent(0), to.extent(1)}),
-        KOKKOS_LAMBDA(const long i, const long c) { to(i, c) = from(i, active(c)); });
-  }
-
-  // W(:, c) = A x_a - lambda_a B x_a, a the c-th active column.
-  void gather_residuals(const Block& W) const {
-    const Block AX = columns(AS_, 0, m_), BX = columns(BS_, 0, m_);
-    const auto active = active_;
-    const auto lambda = lambda_;
-    Kokkos::parallel_for(
-        "basalt::lobpcg::residuals",
-        Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec_, {0, 0},
-                                                          {W.extent(0), W.extent(1)}),
-        KOKKOS_LAMBDA(const long i, const long c) {
-          const int a = active(c);
-          W(i, c) = AX(i, a) - lambda(a) * BX(i, a);
-        });
   }
 
   void iterate(LobpcgResult<Real>& result) {
@@ -435,7 +440,7 @@ class Lobpcg {
 
       // W: the preconditioned residuals of the active columns, B-orthogonal to X.
       const Block W = columns(S_, m_, active);
-      gather_residuals(W);
+      gather_residuals(exec_, columns(AS_, 0, m_), BX, lambda_, active_, W);
       if constexpr (has_t) {
         const Block out = columns(scratch_, 0, active);
         apply_operator(exec_, T_, W, out);
@@ -457,9 +462,9 @@ class Lobpcg {
       p_columns = 0;
       if (have_p) {
         const long first = m_ + w_columns;
-        gather(P_, columns(S_, first, active));
-        gather(AP_, columns(AS_, first, active));
-        if (has_b) gather(BP_, columns(BS_, first, active));
+        gather_columns(exec_, P_, active_, columns(S_, first, active));
+        gather_columns(exec_, AP_, active_, columns(AS_, first, active));
+        if (has_b) gather_columns(exec_, BP_, active_, columns(BS_, first, active));
         p_columns = std::max(orthonormalize(first, active, true, false), 0L);
       }
     }

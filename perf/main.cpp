@@ -28,7 +28,8 @@ const std::map<std::string, Runner>& landed() {
                                                         {"potrf_batched", run_potrf_batched},
                                                         {"geqrf_batched", run_geqrf_batched},
                                                         {"spmv", run_spmv},
-                                                        {"spmm", run_spmm}};
+                                                        {"spmm", run_spmm},
+                                                        {"lobpcg", run_lobpcg}};
   return runners;
 }
 
@@ -36,7 +37,7 @@ const std::map<std::string, Runner>& landed() {
 bool planned(const std::string& routine) {
   for (const char* name :
        {"getrf", "getrs", "gesv", "potrf", "potrs", "posv", "geqrf", "ormqr", "gels",
-        "getrf_batched", "potrf_batched", "geqrf_batched", "spmv", "spmm", "lobpcg"})
+        "getrf_batched", "potrf_batched", "geqrf_batched", "spmv", "spmm"})
     if (routine == name) return true;
   return false;
 }
@@ -84,12 +85,13 @@ int main(int argc, char** argv) {
     std::cerr << "basalt-perf: routine '" << options->routine << "' "
               << (planned(options->routine) ? "has not landed in Basalt yet" : "is unknown")
               << " (available: copy, gemm, getf2, getrf, laswp, getrf_batched, potrf_batched, "
-                 "geqrf_batched, spmv, spmm)\n";
+                 "geqrf_batched, spmv, spmm, lobpcg)\n";
     return 2;
   }
   std::optional<DenseInput> input;
   // The sparse routines read --matrix themselves, as a sparse matrix.
-  const bool sparse = options->routine == "spmv" || options->routine == "spmm";
+  const bool sparse =
+      options->routine == "spmv" || options->routine == "spmm" || options->routine == "lobpcg";
   if (!options->matrix_file.empty() && !sparse) {
     try {
       input = read_matrix_market(options->matrix_file);

@@ -144,5 +144,6 @@ void run_potrf_batched(const Context& ctx, char prec, const Emit& emit);
 void run_geqrf_batched(const Context& ctx, char prec, const Emit& emit);
 void run_spmv(const Context& ctx, char prec, const Emit& emit);  // --matrix read as sparse
 void run_spmm(const Context& ctx, char prec, const Emit& emit);
+void run_lobpcg(const Context& ctx, char prec, const Emit& emit);  // sparse --matrix, too
 
 }  // namespace basalt::perf

@@ -191,9 +191,21 @@ struct DiagonalOperator {
   }
 };
 
+// Every column of W the first column of R: W has rank one, so its Cholesky QR breaks down
+// (SVQB keeps one column) and so does the next P's (dropped).
+struct RankOnePreconditioner {
+  template <class ExecSpace, class RView, class WView>
+  void apply(const ExecSpace& exec, const RView& R, const WView& W) const {
+    Kokkos::parallel_for(
+        Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {R.extent(0), R.extent(1)}),
+        KOKKOS_LAMBDA(const size_t i, const size_t j) { W(i, j) = R(i, 0); });
+  }
+};
+
 }  // namespace basalt::test
 
 using test::DiagonalOperator;
+using test::RankOnePreconditioner;
 
 TEMPLATE_TEST_CASE("lobpcg: 1D, 2D and 3D Laplacians, both ends, with and without Jacobi",
                    "[sparse][lobpcg]", float, double, Kokkos::complex<float>,
@@ -287,6 +299,26 @@ TEMPLATE_TEST_CASE("lobpcg: A x = lambda B x with a diagonal positive definite B
                               : lobpcg(Exec(), A.csr, X, options, as_csr, jacobi(Exec(), A.csr));
       check(A, b, X, result, expected, wanted, options.tolerance);
     }
+}
+
+TEMPLATE_TEST_CASE("lobpcg: a rank-one W takes the SVQB and drop-P fallbacks and still converges",
+                   "[sparse][lobpcg]", float, double) {
+  using T = TestType;
+  // diag(1, 2, 3, 50, 51, ...): the three wanted pairs well separated from the rest.
+  const int n = 40;
+  std::vector<T> dense(static_cast<size_t>(n) * n, T(0));
+  std::vector<double> spectrum(n);
+  for (int i = 0; i < n; ++i) {
+    spectrum[i] = i < 3 ? i + 1 : 47 + i;
+    dense[i + static_cast<size_t>(i) * n] = T(spectrum[i]);
+  }
+  const Problem<T> A{n, dense, csr_from_dense(n, dense)};
+  auto X = random_block<T>(n, 3);
+  LobpcgOptions options;
+  options.tolerance = tolerance_for<T>();
+  const auto result =
+      lobpcg(Exec(), A.csr, X, options, IdentityOperator{}, RankOnePreconditioner{});
+  check(A, {}, X, result, spectrum, Wanted::smallest, options.tolerance);
 }
 
 TEST_CASE("lobpcg: X in LayoutRight, a zero-column block, and the iteration limit",

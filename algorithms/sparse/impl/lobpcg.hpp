@@ -68,12 +68,35 @@ void apply_operator(const ExecSpace& exec, const Operator& op, const XView& X, c
   }
 }
 
-// 1 / |a_ii| of a square sparse matrix, duplicates summed; 1 where a_ii = 0.
+// a_ii, duplicates summed.
+template <class Matrix>
+KOKKOS_INLINE_FUNCTION typename Matrix::scalar_type diagonal_entry(
+    const Matrix& a, const typename Matrix::ordinal_type i) {
+  using Ordinal = typename Matrix::ordinal_type;
+  typename Matrix::scalar_type sum = 0;
+  if constexpr (Matrix::format == SparseFormat::csr) {
+    for (auto at = a.row_map(i); at < a.row_map(i + 1); ++at)
+      if (a.entries(at) == i) sum += a.values(at);
+  } else if constexpr (Matrix::format == SparseFormat::ell) {
+    for (Ordinal c = 0; c < a.width; ++c)
+      if (a.columns(i, c) == i) sum += a.values(i, c);
+  } else {
+    const Ordinal slice = i / a.slice_size, row = i % a.slice_size;
+    const auto begin = a.slice_ptr(slice);
+    const Ordinal width = (a.slice_ptr(slice + 1) - begin) / a.slice_size;
+    for (Ordinal c = 0; c < width; ++c) {
+      const auto at = begin + c * a.slice_size + row;
+      if (a.columns(at) == i) sum += a.values(at);
+    }
+  }
+  return sum;
+}
+
+// 1 / |a_ii| of a square sparse matrix; 1 where a_ii = 0.
 template <class ExecSpace, class Matrix>
 Kokkos::View<real_t<typename Matrix::scalar_type>*, typename Matrix::memory_space> inverse_diagonal(
     const ExecSpace& exec, const Matrix& A) {
-  using Scalar = typename Matrix::scalar_type;
-  using Real = real_t<Scalar>;
+  using Real = real_t<typename Matrix::scalar_type>;
   using Ordinal = typename Matrix::ordinal_type;
   Kokkos::View<Real*, typename Matrix::memory_space> d("basalt::Jacobi::inverse_diagonal",
                                                        A.num_rows);
@@ -81,23 +104,7 @@ Kokkos::View<real_t<typename Matrix::scalar_type>*, typename Matrix::memory_spac
   Kokkos::parallel_for(
       "basalt::jacobi", Kokkos::RangePolicy<ExecSpace>(exec, 0, A.num_rows),
       KOKKOS_LAMBDA(const Ordinal i) {
-        Scalar sum = 0;
-        if constexpr (Matrix::format == SparseFormat::csr) {
-          for (auto at = a.row_map(i); at < a.row_map(i + 1); ++at)
-            if (a.entries(at) == i) sum += a.values(at);
-        } else if constexpr (Matrix::format == SparseFormat::ell) {
-          for (Ordinal c = 0; c < a.width; ++c)
-            if (a.columns(i, c) == i) sum += a.values(i, c);
-        } else {
-          const Ordinal slice = i / a.slice_size, row = i % a.slice_size;
-          const auto begin = a.slice_ptr(slice);
-          const Ordinal width = (a.slice_ptr(slice + 1) - begin) / a.slice_size;
-          for (Ordinal c = 0; c < width; ++c) {
-            const auto at = begin + c * a.slice_size + row;
-            if (a.columns(at) == i) sum += a.values(at);
-          }
-        }
-        const Real size = magnitude(sum);
+        const Real size = magnitude(diagonal_entry(a, i));
         d(i) = size == Real(0) ? Real(1) : Real(1) / size;
       });
   return d;

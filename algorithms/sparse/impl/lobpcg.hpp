@@ -289,7 +289,7 @@ class Lobpcg {
   // Gram matrix is not finite.
   long orthonormalize(long first, long count, bool with_a, bool svqb) {
     if (count == 0) return 0;
-    const HostBlock G = gram(columns(S_, first, count), columns(has_b ? BS_ : S_, first, count), 0);
+    const HostBlock G = gram(columns(S_, first, count), columns(BS_, first, count), 0);
     if (!hermitian_part(G)) return -1;
     const HostBlock R = host_matrix(host_work_.data(), count, count);
     Kokkos::deep_copy(R, G);

@@ -127,6 +127,20 @@ void each_matrix(const Context& ctx, const Emit& emit, const Case& one) {
     emit(one(ctx, generated<T>(ctx, edge)));
 }
 
+// ELL pads every row to the longest: refused where that would store over 16 times the entries
+// (the power-law matrix at any size worth timing), before the allocation.
+template <class T>
+void check_ell_padding(const Csr<T>& A) {
+  const auto row_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.row_map);
+  long longest = 0;
+  for (int i = 0; i < A.num_rows; ++i)
+    longest = std::max<long>(longest, row_map(i + 1) - row_map(i));
+  if (static_cast<double>(longest) * A.num_rows > 16.0 * std::max<double>(A.nnz(), 1))
+    throw std::invalid_argument("--format ell would store " + std::to_string(longest) + " x " +
+                                std::to_string(A.num_rows) + " entries for " +
+                                std::to_string(A.nnz()) + "; use csr or sellp");
+}
+
 // max_i |y_i - (A X)_i| / (eps max_i sum_j |a_ij| |x_j|), the reference on the host in double.
 template <class T, class XView, class YView>
 double residual(const Csr<T>& A, const XView& X, const YView& Y) {
@@ -200,6 +214,7 @@ struct SparseCases {
     if (format == "csr") {
       time_format(A, (A.num_rows + 1.0) * sizeof(int), A.nnz());
     } else if (format == "ell") {
+      check_ell_padding(A);
       const auto ell = to_ell(exec, A);
       time_format(ell, 0, ell.stored());
     } else {

@@ -71,8 +71,8 @@ Csr<T> laplacian_3d(long edge) {
 
 // edge^3 rows whose lengths follow a power law, P(length >= k) = 1 / k (length = floor(1 / u), u
 // uniform in (0, 1], at most the column count): most rows of one or two entries, about ln(rows)
-// on average, a few rows covering a large share of the columns. Columns uniform (duplicates merged), values in
-// [-1, 1], from one fixed seed.
+// on average, a few rows covering a large share of the columns. Columns uniform (duplicates
+// merged), values in [-1, 1], from one fixed seed.
 template <class T>
 Csr<T> power_law(long edge) {
   const long n = edge * edge * edge;

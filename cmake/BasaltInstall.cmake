@@ -6,6 +6,7 @@ install(DIRECTORY core algorithms backends DESTINATION ${CMAKE_INSTALL_INCLUDEDI
         FILES_MATCHING PATTERN "*.hpp")
 install(TARGETS ${basalt_targets} EXPORT BasaltTargets)
 install(EXPORT BasaltTargets NAMESPACE Basalt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Basalt)
+get_filename_component(BASALT_LAPACKE_LIBRARY_DIR ${BASALT_LAPACKE_LIBRARY} DIRECTORY)
 configure_package_config_file(cmake/BasaltConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/BasaltConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Basalt)

@@ -147,5 +147,6 @@ void run_spmv(const Context& ctx, char prec, const Emit& emit);  // --matrix rea
 void run_spmm(const Context& ctx, char prec, const Emit& emit);
 void run_geqrf(const Context& ctx, char prec, const Emit& emit);
 void run_ormqr(const Context& ctx, char prec, const Emit& emit);
+void run_lobpcg(const Context& ctx, char prec, const Emit& emit);  // sparse --matrix, too
 
 }  // namespace basalt::perf

@@ -47,7 +47,7 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
   std::string precisions = "d", n_range, m_range;
   app.add_option("--routine", o.routine,
                  "routine to time (copy, gemm, getrf, potrf, geqrf, ormqr, laswp, getrf_batched, "
-                 "potrf_batched, geqrf_batched, spmv, spmm)")
+                 "potrf_batched, geqrf_batched, spmv, spmm, lobpcg)")
       ->required();
   app.add_option("--prec", precisions, "precisions, any of s,d,c,z (default d)");
   app.add_option("--n", n_range, "sizes, start:stop:step");
@@ -83,6 +83,10 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
   app.add_option("--layout", o.layout,
                  "spmm: the vectors row-major (row, default) or column-major (col)")
       ->check(CLI::IsMember({"col", "row"}));
+  app.add_option("--generator", o.generator,
+                 "spmv, spmm, lobpcg: the --n^3-row matrix, the 3D Laplacian (laplacian) or "
+                 "power-law row lengths (power-law)")
+      ->check(CLI::IsMember({"laplacian", "power-law"}));
   app.add_option("--csv", o.csv, "write the rows to this CSV file");
   app.add_option("--json", o.json, "write the rows to this JSON file");
   try {

@@ -30,6 +30,7 @@ struct Options {
   std::string format = "sellp";
   long slice_size = 32, alignment = 4;
   std::string layout = "row";
+  std::string generator = "laplacian";  // spmv, spmm, lobpcg: laplacian or power-law rows
 
   std::string csv, json;
 };

@@ -1,17 +1,25 @@
-// spmv and spmm: y = A x and Y = A X (alpha = 1, beta = 0) on the 3D 7-point Laplacian of an
-// --n^3 grid or on a --matrix file, in the --format given (csr, ell, sellp). Gflop/s count
-// 2 nnz k (stored padding excluded); the vendor is cuSPARSE's generic CSR SpMV or SpMM on CUDA.
-// For spmv a comment line also gives the bandwidth bound: the bytes the format must move
-// (stored values and indices, the row or slice pointers, x read, y written) over the device
-// copy rate measured in the same run.
+// spmv and spmm: y = A x and Y = A X (alpha = 1, beta = 0) on the --generator matrix of --n^3
+// rows (the 3D 7-point Laplacian of an --n^3 grid, or power-law row lengths) or on a --matrix
+// file, in the --format given (csr, ell, sellp). Gflop/s count 2 nnz k (stored padding
+// excluded); the vendor is cuSPARSE's generic CSR SpMV or SpMM on CUDA. For spmv a comment line
+// also gives the bandwidth bound: the bytes the format must move (stored values and indices,
+// the row or slice pointers, x read, y written) over the device copy rate measured in the same
+// run.
+//
+// lobpcg: time and energy per iteration of basalt::lobpcg (the --nrhs smallest eigenpairs, no
+// preconditioner, 20 iterations from the same random block) on the same matrices, for the host
+// and GPU builds of the same code side by side.
 #include <Kokkos_Random.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "basalt/algorithms/sparse/convert.hpp"
+#include "basalt/algorithms/sparse/lobpcg.hpp"
 #include "basalt/algorithms/sparse/matrix_market.hpp"
 #include "basalt/algorithms/sparse/spmv.hpp"
 #include "measure.hpp"
@@ -61,6 +69,78 @@ Csr<T> laplacian_3d(long edge) {
   return copy_to<Exec::memory_space>(host);
 }
 
+// edge^3 rows whose lengths follow a power law, P(length >= k) = 1 / k (length = floor(1 / u), u
+// uniform in (0, 1], at most the column count): most rows of one or two entries, about ln(rows)
+// on average, a few rows covering a large share of the columns. Columns uniform (duplicates
+// merged), values in [-1, 1], from one fixed seed.
+template <class T>
+Csr<T> power_law(long edge) {
+  const long n = edge * edge * edge;
+  std::mt19937_64 engine(20261122);
+  std::uniform_real_distribution<double> unit(0.0, 1.0), value(-1.0, 1.0);
+  std::uniform_int_distribution<int> column(0, static_cast<int>(n - 1));
+  Csr<T, int, Kokkos::HostSpace> host;
+  host.num_rows = host.num_cols = static_cast<int>(n);
+  Kokkos::View<int*, Kokkos::HostSpace> row_map("row_map", n + 1);
+  std::vector<int> entries;
+  std::vector<T> values;
+  for (long row = 0; row < n; ++row) {
+    const double length = std::min<double>(n, std::floor(1 / (1 - unit(engine))));
+    const size_t first = entries.size();
+    if (length > n / 4) {  // a long row: each column with chance length / n
+      for (int c = 0; c < n; ++c)
+        if (unit(engine) * n < length) entries.push_back(c);
+    } else {
+      for (long e = 0; e < length; ++e) entries.push_back(column(engine));
+      std::sort(entries.begin() + first, entries.end());
+      entries.erase(std::unique(entries.begin() + first, entries.end()), entries.end());
+    }
+    if (entries.size() >= static_cast<size_t>(std::numeric_limits<int>::max()))
+      throw std::invalid_argument("--n " + std::to_string(edge) +
+                                  " gives too many entries for int");
+    for (size_t e = first; e < entries.size(); ++e) {
+      if constexpr (std::is_floating_point_v<T>)
+        values.push_back(T(value(engine)));
+      else
+        values.push_back(T(value(engine), value(engine)));
+    }
+    row_map(row + 1) = static_cast<int>(entries.size());
+  }
+  host.row_map = row_map;
+  host.entries = Kokkos::View<int*, Kokkos::HostSpace>(entries.data(), entries.size());
+  host.values = Kokkos::View<T*, Kokkos::HostSpace>(values.data(), values.size());
+  return copy_to<Exec::memory_space>(host);
+}
+
+// The --generator's matrix of edge^3 rows.
+template <class T>
+Csr<T> generated(const Context& ctx, long edge) {
+  return ctx.options.generator == "power-law" ? power_law<T>(edge) : laplacian_3d<T>(edge);
+}
+
+// The --matrix file, or one generated matrix per --n (100 when none is given).
+template <class T, class Case>
+void each_matrix(const Context& ctx, const Emit& emit, const Case& one) {
+  if (!ctx.options.matrix_file.empty())
+    return emit(one(ctx, basalt::read_matrix_market<T>(ctx.options.matrix_file)));
+  for (const long edge : ctx.options.n.empty() ? std::vector<long>{100} : ctx.options.n)
+    emit(one(ctx, generated<T>(ctx, edge)));
+}
+
+// ELL pads every row to the longest: refused where that would store over 16 times the entries
+// (the power-law matrix at any size worth timing), before the allocation.
+template <class T>
+void check_ell_padding(const Csr<T>& A) {
+  const auto row_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.row_map);
+  long longest = 0;
+  for (int i = 0; i < A.num_rows; ++i)
+    longest = std::max<long>(longest, row_map(i + 1) - row_map(i));
+  if (static_cast<double>(longest) * A.num_rows > 16.0 * std::max<double>(A.nnz(), 1))
+    throw std::invalid_argument("--format ell would store " + std::to_string(longest) + " x " +
+                                std::to_string(A.num_rows) + " entries for " +
+                                std::to_string(A.nnz()) + "; use csr or sellp");
+}
+
 // max_i |y_i - (A X)_i| / (eps max_i sum_j |a_ij| |x_j|), the reference on the host in double.
 template <class T, class XView, class YView>
 double residual(const Csr<T>& A, const XView& X, const YView& Y) {
@@ -96,12 +176,7 @@ double copy_rate(const Context& ctx, double bytes) {
 
 template <class T>
 struct SparseCases {
-  static void run(const Context& ctx, const Emit& emit) {
-    if (!ctx.options.matrix_file.empty())
-      return emit(one(ctx, basalt::read_matrix_market<T>(ctx.options.matrix_file)));
-    for (const long edge : ctx.options.n.empty() ? std::vector<long>{100} : ctx.options.n)
-      emit(one(ctx, laplacian_3d<T>(edge)));
-  }
+  static void run(const Context& ctx, const Emit& emit) { each_matrix<T>(ctx, emit, one); }
 
   static Row one(const Context& ctx, const Csr<T>& A) {
     if (ctx.options.layout == "row") return with_layout<Kokkos::LayoutRight>(ctx, A);
@@ -139,6 +214,7 @@ struct SparseCases {
     if (format == "csr") {
       time_format(A, (A.num_rows + 1.0) * sizeof(int), A.nnz());
     } else if (format == "ell") {
+      check_ell_padding(A);
       const auto ell = to_ell(exec, A);
       time_format(ell, 0, ell.stored());
     } else {
@@ -184,7 +260,43 @@ struct SparseCases {
   }
 };
 
+template <class T>
+struct LobpcgCases {
+  static void run(const Context& ctx, const Emit& emit) { each_matrix<T>(ctx, emit, one); }
+
+  static Row one(const Context& ctx, const Csr<T>& A) {
+    const Exec exec;
+    const long n = A.num_rows, k = ctx.options.nrhs;
+    Matrix<T> start("X0", n, k), X("X", n, k);
+    Kokkos::Random_XorShift64_Pool<Exec> pool(12345);
+    Kokkos::fill_random(start, pool, T(-1), T(1));
+    LobpcgOptions options;
+    options.tolerance = std::numeric_limits<double>::min();  // never met: a fixed iteration count
+    options.max_iterations = 20;
+    int iterations = 1;
+    const Timing t = measure(
+        ctx, [&] { Kokkos::deep_copy(X, start); },
+        [&] { iterations = std::max(1, lobpcg(exec, A, X, options).iterations); });
+    Timing per_iteration{t.ms / iterations, std::nullopt};
+    if (t.joules) per_iteration.joules = *t.joules / iterations;
+    // The dominant terms: A W, the two 3k x 3k Gram products, the X and P updates (of the block
+    // and of A times it), the W and P orthonormalization; complex counted 4x.
+    const double q = 3.0 * k;
+    const double work = (2.0 * A.nnz() * k + 4 * n * q * q + 4 * n * q * k + 4 * n * (q - k) * k +
+                         10.0 * n * k * k) *
+                        (std::is_floating_point_v<T> ? 1 : 4);
+    Row row = timed_row(ctx, "lobpcg", n, n, per_iteration, work);
+    row.nrhs = k;
+    if (ctx.options.vendor) row.vendor = "n/a";
+    return row;
+  }
+};
+
 }  // namespace
+
+void run_lobpcg(const Context& ctx, char prec, const Emit& emit) {
+  with_precision<LobpcgCases>(prec, ctx, emit);
+}
 
 void run_spmv(const Context& ctx, char prec, const Emit& emit) {
   with_precision<SparseCases>(prec, ctx, emit);

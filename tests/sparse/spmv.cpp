@@ -24,6 +24,7 @@ const test::SparseShape shapes[] = {
     {60, 60, 0.0},
     {130, 90, 0.05, true, true},
     {200, 200, 0.03, true, false},
+    {64, 300, 0.0, false, true},  // one dense row, every other row empty
 };
 
 // y = alpha A x + beta y on the host, and for each entry the bound on its rounding error.

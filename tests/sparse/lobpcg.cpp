@@ -387,7 +387,7 @@ TEST_CASE("lobpcg: bad input is named, NaN ends the iteration", "[sparse][lobpcg
   for (int i = 0; i < n; ++i) indefinite[i + static_cast<size_t>(i) * n] = i < n / 2 ? 1 : -1;
   const auto B = csr_from_dense(n, indefinite);
   auto Y = random_block<double>(n, 2);
-  Kokkos::View<double**, Kokkos::HostSpace> y("y", n, 2);
+  Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> y("y", n, 2);
   for (int i = 0; i < n; ++i) y(i, 0) = y(i, 1) = 0;
   y(0, 0) = 1;  // x^H B x = 1 and -1: an indefinite X^H B X
   y(n - 1, 1) = 1;

@@ -75,14 +75,15 @@ struct Qr {
 
 // Householder QR: the trailing update and ormqr are gemms and trmms of width nb, so the GPU
 // wants nb near getrf's; inside the panel, each halving turns rank-1 updates into gemms, which
-// a GPU prefers from 32 columns up. A short panel is one team's work (one launch); a tall one
-// wants the whole GPU, one step at a time (8192 rows: a guess, not yet measured). On a CPU one
-// team of the OpenMP threads beat a kernel per step at every height measured (2 cores, 4000 to
-// 100000 rows x 64: 1.9x to 3.1x), so it always takes the team.
+// a GPU prefers from 32 columns up. On the H100 (d, n = 4096 to 16384) one team for panels up
+// to 8192 rows ran at 0.04x to 0.11x of cuSOLVER, a kernel per step above 256 rows at 0.14x to
+// 0.32x (0 and 1024 rows within 10% of that): the step kernels' launches now bound it. On a CPU
+// one team of the OpenMP threads beat a kernel per step at every height measured (2 cores,
+// 4000 to 100000 rows x 64: 1.9x to 3.1x), so it always takes the team.
 template <class ExecSpace>
 Qr qr() {
   if constexpr (is_gpu_v<ExecSpace>)
-    return {256, 32, 8192};
+    return {256, 32, 256};
   else
     return {64, 8, std::numeric_limits<int>::max()};
 }

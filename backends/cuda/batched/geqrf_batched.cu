@@ -11,8 +11,6 @@ namespace basalt::cuda::kernels {
 
 namespace {
 
-constexpr int block_threads = 128;
-
 // sqrt(a^2 + b^2 + c^2) without overflow or underflow (LAPACK's dlapy3), as the portable kernel.
 template <class Real>
 __device__ Real norm3(Real a, Real b, Real c) {
@@ -32,10 +30,10 @@ __device__ Real norm3(Real a, Real b, Real c) {
 // columns right of j), with lane i of a segment holding row i. Control flow is the same on every
 // lane of the warp; what differs between segments is data.
 template <class T, int S>
-__global__ void __launch_bounds__(block_threads)
+__global__ void __launch_bounds__(warp::block_threads)
     geqrf_warp(DeviceBatch<T> batch, DeviceBatch<T> taus, int count) {
   using Real = ops::real_of_t<T>;
-  const int thread = blockIdx.x * block_threads + threadIdx.x;
+  const int thread = blockIdx.x * warp::block_threads + threadIdx.x;
   if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
   const int b = thread / S, i = threadIdx.x % S;
   const warp::Located<T> a = warp::locate(batch, b, count);
@@ -92,24 +90,9 @@ __global__ void __launch_bounds__(block_threads)
 template <class T>
 void geqrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<T>& tau,
                          int count, int largest) {
-  if (count == 0) return;
-  auto launch = [&](auto kernel, int width) {
-    const std::int64_t threads = static_cast<std::int64_t>(count) * width;
-    const int blocks = static_cast<int>((threads + block_threads - 1) / block_threads);
-    kernel<<<blocks, block_threads, 0, stream>>>(A, tau, count);
-    BASALT_CUDA_CHECK_LAUNCH();
-  };
-  // The narrowest segment that holds every matrix: several small matrices share a warp.
-  switch (warp::segment_width(largest)) {
-    case 4:
-      return launch(geqrf_warp<T, 4>, 4);
-    case 8:
-      return launch(geqrf_warp<T, 8>, 8);
-    case 16:
-      return launch(geqrf_warp<T, 16>, 16);
-    default:
-      return launch(geqrf_warp<T, 32>, 32);
-  }
+  warp::launch_segments(
+      stream, count, largest, [](auto width) { return geqrf_warp<T, decltype(width)::value>; }, A,
+      tau, count);
 }
 
 #define BASALT_INSTANTIATE_GEQRF_BATCHED_SMALL(T)                                                  \

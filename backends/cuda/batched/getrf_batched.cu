@@ -11,8 +11,6 @@ namespace basalt::cuda::kernels {
 
 namespace {
 
-constexpr int block_threads = 128;
-
 // LAPACK's getf2 on matrices of up to S x S, 32 / S of them per warp: lane i of a segment holds
 // the matrix's row i. Rows are not moved: each lane tracks the position its row has reached
 // under the interchanges so far, and rows land in place when they are stored. The pivot is the
@@ -20,11 +18,11 @@ constexpr int block_threads = 128;
 // magnitude keeps its diagonal), as in the portable kernel, so both give the same pivots.
 // Control flow is the same on every lane of the warp; what differs between segments is data.
 template <class T, int S>
-__global__ void __launch_bounds__(block_threads)
+__global__ void __launch_bounds__(warp::block_threads)
     getrf_warp(DeviceBatch<T> batch, DeviceBatch<int> pivots, int* info, std::int64_t info_stride,
                int count) {
   using Real = ops::real_of_t<T>;
-  const int thread = blockIdx.x * block_threads + threadIdx.x;
+  const int thread = blockIdx.x * warp::block_threads + threadIdx.x;
   if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
   const int b = thread / S, lane = threadIdx.x % S;
   const warp::Located<T> a = warp::locate(batch, b, count);
@@ -85,24 +83,9 @@ __global__ void __launch_bounds__(block_threads)
 template <class T>
 void getrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<int>& ipiv,
                          int* info, std::int64_t info_stride, int count, int largest) {
-  if (count == 0) return;
-  auto launch = [&](auto kernel, int width) {
-    const std::int64_t threads = static_cast<std::int64_t>(count) * width;
-    const int blocks = static_cast<int>((threads + block_threads - 1) / block_threads);
-    kernel<<<blocks, block_threads, 0, stream>>>(A, ipiv, info, info_stride, count);
-    BASALT_CUDA_CHECK_LAUNCH();
-  };
-  // The narrowest segment that holds every matrix: several small matrices share a warp.
-  switch (warp::segment_width(largest)) {
-    case 4:
-      return launch(getrf_warp<T, 4>, 4);
-    case 8:
-      return launch(getrf_warp<T, 8>, 8);
-    case 16:
-      return launch(getrf_warp<T, 16>, 16);
-    default:
-      return launch(getrf_warp<T, 32>, 32);
-  }
+  warp::launch_segments(
+      stream, count, largest, [](auto width) { return getrf_warp<T, decltype(width)::value>; }, A,
+      ipiv, info, info_stride, count);
 }
 
 #define BASALT_INSTANTIATE_GETRF_BATCHED_SMALL(T)                           \

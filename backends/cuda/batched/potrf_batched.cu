@@ -11,18 +11,16 @@ namespace basalt::cuda::kernels {
 
 namespace {
 
-constexpr int block_threads = 128;
-
 // Right-looking Cholesky, as the portable team kernel: at step j the diagonal element's lane
 // takes its square root, the lanes below scale their element of column j, and every lane i > j
 // subtracts L(i, j) conj(L(c, j)) from its elements c in j+1..i, L(c, j) shuffled from lane c.
 // A non-positive (or NaN) diagonal stops the matrix there, A(j, j) left as it was updated.
 // Control flow is the same on every lane of the warp; what differs between segments is data.
 template <class T, int S>
-__global__ void __launch_bounds__(block_threads)
+__global__ void __launch_bounds__(warp::block_threads)
     potrf_warp(bool lower, DeviceBatch<T> batch, int* info, std::int64_t info_stride, int count) {
   using Real = ops::real_of_t<T>;
-  const int thread = blockIdx.x * block_threads + threadIdx.x;
+  const int thread = blockIdx.x * warp::block_threads + threadIdx.x;
   if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
   const int b = thread / S, i = threadIdx.x % S;
   const warp::Located<T> a = warp::locate(batch, b, count);
@@ -67,24 +65,9 @@ __global__ void __launch_bounds__(block_threads)
 template <class T>
 void potrf_batched_small(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
                          std::int64_t info_stride, int count, int largest) {
-  if (count == 0) return;
-  auto launch = [&](auto kernel, int width) {
-    const std::int64_t threads = static_cast<std::int64_t>(count) * width;
-    const int blocks = static_cast<int>((threads + block_threads - 1) / block_threads);
-    kernel<<<blocks, block_threads, 0, stream>>>(lower, A, info, info_stride, count);
-    BASALT_CUDA_CHECK_LAUNCH();
-  };
-  // The narrowest segment that holds every matrix: several small matrices share a warp.
-  switch (warp::segment_width(largest)) {
-    case 4:
-      return launch(potrf_warp<T, 4>, 4);
-    case 8:
-      return launch(potrf_warp<T, 8>, 8);
-    case 16:
-      return launch(potrf_warp<T, 16>, 16);
-    default:
-      return launch(potrf_warp<T, 32>, 32);
-  }
+  warp::launch_segments(
+      stream, count, largest, [](auto width) { return potrf_warp<T, decltype(width)::value>; },
+      lower, A, info, info_stride, count);
 }
 
 #define BASALT_INSTANTIATE_POTRF_BATCHED_SMALL(T)                                       \

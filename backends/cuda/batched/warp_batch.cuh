@@ -3,7 +3,11 @@
 // every scalar type within a segment of a warp (one small matrix per segment).
 #include <cuComplex.h>
 
+#include <cstdint>
+#include <type_traits>
+
 #include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"
+#include "basalt/backends/cuda/error.hpp"
 #include "basalt/backends/cuda/scalar_ops.cuh"
 
 namespace basalt::cuda::kernels::warp {
@@ -91,5 +95,32 @@ __device__ Located<T> locate(const DeviceBatch<T>& batch, int b, int count) {
 
 // The smallest segment width that holds a matrix of `size` rows or columns: 4, 8, 16 or 32.
 inline int segment_width(int size) { return size <= 4 ? 4 : size <= 8 ? 8 : size <= 16 ? 16 : 32; }
+
+constexpr int block_threads = 128;
+
+// Launches kernel_for(std::integral_constant<int, S>{}) (the kernel for segments of S lanes)
+// with one segment per matrix, S the narrowest that holds `largest` rows or columns, so that
+// several small matrices share a warp.
+template <class KernelFor, class... Args>
+void launch_segments(cudaStream_t stream, int count, int largest, const KernelFor& kernel_for,
+                     const Args&... args) {
+  if (count == 0) return;
+  const auto launch = [&](auto width) {
+    const std::int64_t threads = static_cast<std::int64_t>(count) * width;
+    const int blocks = static_cast<int>((threads + block_threads - 1) / block_threads);
+    kernel_for(width)<<<blocks, block_threads, 0, stream>>>(args...);
+    BASALT_CUDA_CHECK_LAUNCH();
+  };
+  switch (segment_width(largest)) {
+    case 4:
+      return launch(std::integral_constant<int, 4>{});
+    case 8:
+      return launch(std::integral_constant<int, 8>{});
+    case 16:
+      return launch(std::integral_constant<int, 16>{});
+    default:
+      return launch(std::integral_constant<int, 32>{});
+  }
+}
 
 }  // namespace basalt::cuda::kernels::warp

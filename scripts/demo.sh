@@ -15,4 +15,11 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)} OMP_PROC_BIND=${OMP_PROC_BIN
   --csv "$results/laswp.csv"
 "$perf" --routine getrf --prec d,z --n 1000:2000:1000 --niter 3 --vendor --check --energy \
   --csv "$results/getrf.csv"
+"$perf" --routine potrf --prec d,z --n 1000:2000:1000 --niter 3 --vendor --check --csv "$results/potrf.csv"
+"$perf" --routine geqrf --prec d,z --n 1000:2000:1000 --niter 3 --vendor --check --csv "$results/geqrf.csv"
+for r in getrf_batched potrf_batched geqrf_batched; do
+  "$perf" --routine $r --prec d --n 8:32:24 --batch 2000 --niter 3 --vendor --check --csv "$results/$r.csv"
+done
+"$perf" --routine spmv --prec d --n 64 --format csr,sellp --niter 5 --csv "$results/spmv.csv"
+"$perf" --routine lobpcg --prec d --n 24 --nrhs 4 --niter 1 --csv "$results/lobpcg.csv"
 if command -v gnuplot > /dev/null; then "$top/perf/plot.sh" "$results" "$results"/*.csv; fi

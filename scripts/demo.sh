@@ -20,6 +20,8 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)} OMP_PROC_BIND=${OMP_PROC_BIN
 for r in getrf_batched potrf_batched geqrf_batched; do
   "$perf" --routine $r --prec d --n 8:32:24 --batch 2000 --niter 3 --vendor --check --csv "$results/$r.csv"
 done
-"$perf" --routine spmv --prec d --n 64 --format csr,sellp --niter 5 --csv "$results/spmv.csv"
+for format in csr sellp; do
+  "$perf" --routine spmv --prec d --n 64 --format $format --niter 5 --csv "$results/spmv-$format.csv"
+done
 "$perf" --routine lobpcg --prec d --n 24 --nrhs 4 --niter 1 --csv "$results/lobpcg.csv"
 if command -v gnuplot > /dev/null; then "$top/perf/plot.sh" "$results" "$results"/*.csv; fi

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <random>
 #include <vector>
@@ -114,6 +115,33 @@ Matrix<T> input_matrix(const Context& ctx, long m, long n) {
     }
   Kokkos::deep_copy(a, host);
   return a;
+}
+
+// ||b - A x||_2 / (n ||A||_F ||x||_2 eps) for the n x n A and a random b, x = b after solve(x),
+// computed on the host in double: the solve residual that --check reports.
+template <class T, class Solve>
+double solve_residual(const Matrix<T>& A, const Solve& solve) {
+  const long n = A.extent(0);
+  Matrix<T> b("b", n, 1), x("x", n, 1);
+  Kokkos::Random_XorShift64_Pool<Kokkos::DefaultExecutionSpace> pool(std::random_device{}());
+  Kokkos::fill_random(b, pool, T(-1), T(1));
+  Kokkos::deep_copy(x, b);
+  solve(x);
+  const auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A);
+  const auto xh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+  const auto bh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+  double r2 = 0, x2 = 0, a2 = 0;
+  for (long i = 0; i < n; ++i) {
+    Kokkos::complex<double> r = Kokkos::complex<double>(bh(i, 0));
+    for (long k = 0; k < n; ++k) {
+      r -= Kokkos::complex<double>(a(i, k)) * Kokkos::complex<double>(xh(k, 0));
+      a2 += magnitude(a(i, k)) * magnitude(a(i, k));
+    }
+    r2 += Kokkos::abs(r) * Kokkos::abs(r);
+    x2 += magnitude(xh(i, 0)) * magnitude(xh(i, 0));
+  }
+  return std::sqrt(r2) /
+         (n * std::sqrt(a2) * std::sqrt(x2) * std::numeric_limits<real_t<T>>::epsilon());
 }
 
 // Each finished case is handed on at once, so long sweeps show their progress.

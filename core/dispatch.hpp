@@ -18,6 +18,7 @@ struct trsm;
 struct herk;           // Hermitian rank-k update of one triangle (syrk for real scalars)
 struct potf2;          // the Cholesky diagonal block: unblocked Cholesky of a small square block
 struct trmm;           // triangular matrix times matrix, either side (the QR drivers)
+struct geqr2;          // the QR panel: unblocked Householder QR of a tall, narrow block
 struct getrf_batched;  // LU of every matrix of a batch
 struct potrf_batched;  // Cholesky factorization of every matrix of a batch
 struct geqrf_batched;  // Householder QR of every matrix of a batch

@@ -70,16 +70,18 @@ int herk_leaf_width() {
 struct Qr {
   int block;            // nb: reflectors per block of the outer loop (and of ormqr / orgqr)
   int recursion_width;  // the recursive panel (and T) stops halving at this width
-  int team_panel_rows;  // geqr2 runs as one team up to this height, a kernel per step above
+  int team_panel_rows;  // geqr2 runs as one team up to this height, other paths above
 };
 
 // Householder QR: the trailing update and ormqr are gemms and trmms of width nb, so the GPU
 // wants nb near getrf's; inside the panel, each halving turns rank-1 updates into gemms, which
 // a GPU prefers from 32 columns up. On the H100 (d, n = 4096 to 16384) one team for panels up
 // to 8192 rows ran at 0.04x to 0.11x of cuSOLVER, a kernel per step above 256 rows at 0.14x to
-// 0.32x (0 and 1024 rows within 10% of that): the step kernels' launches now bound it. On a CPU
-// one team of the OpenMP threads beat a kernel per step at every height measured (2 cores,
-// 4000 to 100000 rows x 64: 1.9x to 3.1x), so it always takes the team.
+// 0.32x (0 and 1024 rows within 10% of that): the step kernels' launches now bound it. Since
+// then, on CUDA, panels above team_panel_rows go to one fused kernel (a grid barrier per
+// column, backends/cuda/dense/geqr2.hpp) within its height limit, the kernel per step only
+// above it. On a CPU one team of the OpenMP threads beat a kernel per step at every height
+// measured (2 cores, 4000 to 100000 rows x 64: 1.9x to 3.1x), so it always takes the team.
 template <class ExecSpace>
 Qr qr() {
   if constexpr (is_gpu_v<ExecSpace>)

@@ -38,7 +38,7 @@ tail -25 "$out/ctest.log"
 # racecheck skips Kokkos' own kernels: Kokkos 3.4's warp-synchronous parallel_reduce (the
 # portable getf2 the comparison test runs) draws shared-memory warnings that are not Basalt's.
 # The panels at the fused kernel's height limit ([limit]) take too long under the tools.
-for test in dense_laswp dense_getrf dense_potrf batched_getrf_batched batched_potrf_batched \
+for test in dense_laswp dense_getrf dense_potrf dense_geqrf batched_getrf_batched batched_potrf_batched \
             batched_geqrf_batched sparse_spmv; do
   for tool in memcheck racecheck synccheck; do
     filter=()

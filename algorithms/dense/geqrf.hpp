@@ -15,6 +15,9 @@
 #include "basalt/core/errors.hpp"
 #include "basalt/core/tuning.hpp"
 #include "basalt/core/views.hpp"
+#if defined(BASALT_ENABLE_CUDA)
+#include "basalt/backends/cuda/dense/geqr2.hpp"
+#endif
 
 namespace basalt {
 

@@ -1,8 +1,9 @@
 // Dense QR (geqrf, orgqr, ormqr, gels) against LAPACKE and against explicit products, computed on
 // the host in complex<double>. Shapes cross every switch of the host tuning (tuning::qr: blocks
 // of 64 columns, recursive panels and T down to 8): 1, 2, 7, 8, 9, 63, 64, 65, 129 columns,
-// tall-skinny and wide shapes, zero sizes, padded sub-views; geqr2's two paths (one team, a kernel
-// per step) through the driver with a tuning that switches between them inside a factorization.
+// tall-skinny and wide shapes, zero sizes, padded sub-views; geqr2's paths (one team, the
+// backend's panel kernel or a kernel per step) through the driver with a tuning that switches
+// between them inside a factorization. On CUDA, the fused panel kernel beside the portable geqr2.
 #include "basalt/algorithms/dense/geqrf.hpp"
 
 #include <catch2/catch.hpp>
@@ -186,8 +187,9 @@ TEMPLATE_TEST_CASE("geqrf: A = QR with LAPACK's storage", "[geqrf]", float, doub
     }
 }
 
-// The panel's two geqr2 paths, whichever the backend's tuning prefers: one team up to 100 rows,
-// a kernel per step above, both within one factorization.
+// The panel's geqr2 paths, whichever the backend's tuning prefers: one team up to 100 rows, the
+// backend's panel kernel (CUDA's fused kernel) or a kernel per step above, within one
+// factorization.
 TEMPLATE_TEST_CASE("geqrf with either geqr2", "[geqrf]", float, double, Kokkos::complex<float>,
                    Kokkos::complex<double>) {
   using T = TestType;
@@ -401,3 +403,149 @@ TEMPLATE_TEST_CASE("QR routines reject bad arguments", "[geqrf]", double, Kokkos
     CHECK(argument([&] { gels(Exec(), Op::transpose, A, DeviceMatrix<T>("B", 6, 2)); }) == "op");
   }
 }
+
+#if defined(BASALT_ENABLE_CUDA)
+namespace {
+
+enum class PanelKind { random, zero_column, graded, huge, tiny, ill_conditioned };
+
+// A p x w panel; huge and tiny ones are random times scale (a power of two whose squares
+// overflow or underflow), ill-conditioned ones have columns within 1e-2 of the first.
+template <class T>
+HostMatrix<T> panel_matrix(int p, int w, PanelKind kind, double scale) {
+  switch (kind) {
+    case PanelKind::zero_column:
+      return test_matrix<T>(p, w, Kind::zero_column);
+    case PanelKind::graded:
+      return test_matrix<T>(p, w, Kind::graded);
+    default:
+      break;
+  }
+  HostMatrix<T> a = random_matrix<T>(p, w);
+  for (int j = 0; j < w; ++j)
+    for (int i = 0; i < p; ++i) {
+      if (kind == PanelKind::ill_conditioned && j > 0) a(i, j) = a(i, 0) + T(1e-2) * a(i, j);
+      a(i, j) *= T(scale);
+    }
+  return a;
+}
+
+template <class T>
+double panel_scale(PanelKind kind) {
+  const int e = 3 * std::numeric_limits<real_t<T>>::max_exponent / 4;
+  return kind == PanelKind::huge   ? std::ldexp(1.0, e)
+         : kind == PanelKind::tiny ? std::ldexp(1.0, -e)
+                                   : 1.0;
+}
+
+inline WideMatrix scaled(WideMatrix a, double factor) {
+  for (size_t j = 0; j < a.extent(1); ++j)
+    for (size_t i = 0; i < a.extent(0); ++i) a(i, j) *= factor;
+  return a;
+}
+
+// max |a - b| (or max |a| without b) over R's part (on and above the diagonal) or V's (below).
+template <class T>
+double largest_gap(const HostMatrix<T>& a, const HostMatrix<T>* b, bool r_part) {
+  double largest = 0;
+  for (size_t j = 0; j < a.extent(1); ++j)
+    for (size_t i = 0; i < a.extent(0); ++i)
+      if ((i <= j) == r_part)
+        largest = std::max<double>(largest,
+                                   Kokkos::abs(Wide(a(i, j)) - (b ? Wide((*b)(i, j)) : Wide(0))));
+  return largest;
+}
+
+// The CUDA panel kernel against the portable geqr2 (a kernel per step) on the same panels, and
+// A = QR with LAPACK's orgqr on its result; panels above the kernel's height limit must be
+// refused.
+template <class T>
+void compare_cuda_geqr2(const std::vector<Shape>& panels, const std::vector<PanelKind>& kinds) {
+  using Panel = Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
+  const Kokkos::Cuda exec;
+  for (const auto [p, w] : panels)
+    for (PanelKind kind : kinds) {
+      CAPTURE(p, w, static_cast<int>(kind));
+      const double scale = panel_scale<T>(kind);
+      const auto a = panel_matrix<T>(p, w, kind, scale);
+      Panel fast("fast", p, w), reference("reference", p, w);
+      Kokkos::deep_copy(fast, a);
+      Kokkos::deep_copy(reference, a);
+      Kokkos::View<T*, Exec::memory_space> fast_tau("tau", w), reference_tau("tau", w);
+      const bool taken = cuda::geqr2(exec, fast, fast_tau);
+      REQUIRE(taken == (p <= cuda::geqr2_height_limit<T>(exec, w)));
+      if (!taken) continue;
+      const impl::QrWork<Kokkos::Cuda, T> work(w, 1, 1, p, w);
+      impl::geqr2_columns(exec, reference, reference_tau, work);
+      exec.fence();
+      const auto factors = host_copy(fast), expected = host_copy(reference);
+      const auto tau = to_host_vector(fast_tau, w), expected_tau = to_host_vector(reference_tau, w);
+
+      const auto q = lapack_q(factors, tau, w);
+      const WideMatrix unscaled = scaled(widen(a), 1 / scale);
+      CHECK(relative(difference(unscaled,
+                                product(widen(q), false, scaled(upper(factors, w), 1 / scale))),
+                     unscaled, p, eps<T>()) < 30);
+      CHECK(orthogonality(q) < 30);
+      if (kind == PanelKind::zero_column) CHECK(tau(std::min(3, w - 1)) == T(0));
+
+      // Beside the portable geqr2: R relative to its largest entry, V (entries at most one) and
+      // tau (between 1 and 2, or 0) absolutely. The ill-conditioned panels' V and R move by the
+      // conditioning times the rounding: compared in double precision only.
+      const bool ill = kind == PanelKind::ill_conditioned;
+      if (ill && std::is_same_v<real_t<T>, float>) continue;
+      const double tolerance = (ill ? 100 : 1) * 10 * w * std::sqrt(double(p)) * eps<T>();
+      CHECK(largest_gap(factors, &expected, true) <=
+            tolerance * largest_gap<T>(expected, nullptr, true));
+      CHECK(largest_gap(factors, &expected, false) <= tolerance);
+      double tau_gap = 0;
+      for (int j = 0; j < w; ++j)
+        tau_gap = std::max<double>(tau_gap, Kokkos::abs(Wide(tau(j)) - Wide(expected_tau(j))));
+      CHECK(tau_gap <= tolerance);
+    }
+}
+
+const std::vector<PanelKind> every_panel_kind = {PanelKind::random, PanelKind::zero_column,
+                                                 PanelKind::graded, PanelKind::huge,
+                                                 PanelKind::tiny,   PanelKind::ill_conditioned};
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("cuda::geqr2 equals the portable geqr2", "[geqrf][cuda]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  compare_cuda_geqr2<TestType>({{257, 1},
+                                {257, 7},
+                                {257, 32},
+                                {1000, 16},
+                                {1000, 32},
+                                {4097, 1},
+                                {4097, 7},
+                                {4097, 16},
+                                {4097, 32},
+                                {20000, 32}},
+                               every_panel_kind);
+}
+
+// Kept apart from the case above: compute-sanitizer takes long over panels this tall.
+TEMPLATE_TEST_CASE("cuda::geqr2 at the fused kernel's height limit", "[geqrf][cuda][limit]", float,
+                   double, Kokkos::complex<float>, Kokkos::complex<double>) {
+  const int limit = cuda::geqr2_height_limit<TestType>(Kokkos::Cuda(), 32);
+  REQUIRE(limit > 20000);
+  compare_cuda_geqr2<TestType>({{limit - 1, 32}, {limit, 32}, {limit + 1, 32}},
+                               {PanelKind::random, PanelKind::huge});
+}
+
+// The whole factorization where the driver hands its panels (above 256 rows) to the kernel.
+TEMPLATE_TEST_CASE("geqrf through the CUDA panel kernel", "[geqrf][cuda]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  int index = 0;
+  for (const auto [m, n] : std::vector<Shape>{{3000, 300}, {20000, 64}, {1000, 257}})
+    for (Kind kind : {Kind::random, Kind::zero_column, Kind::graded}) {
+      const bool padded = ++index % 2 == 0;
+      CAPTURE(m, n, static_cast<int>(kind), padded);
+      check_geqrf(test_matrix<T>(m, n, kind), kind, padded,
+                  [](const auto& A, const auto& tau) { geqrf(Exec(), A, tau); });
+    }
+}
+#endif

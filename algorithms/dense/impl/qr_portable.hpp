@@ -1,7 +1,8 @@
 #pragma once
 // Householder QR written once over Kokkos: blocked, with recursive panels and the compact-WY
 // form Q = I - V T V^H (V unit lower trapezoidal, stored below R as LAPACK stores it; T upper
-// triangular). The panel halves recursively down to geqr2, a few kernels per column; T is built
+// triangular). The panel halves recursively down to geqr2 (one team for short panels, a
+// backend's fused panel kernel where there is one, else a few kernels per column); T is built
 // recursively (seed 001, section 4.3.4: the diagonal blocks of T at one level are the T's of
 // the level below, only the off-diagonal block is new, one gemm and three trmms) down to the
 // same width, where one gemm and one team build it column by column; larfb applies a block of
@@ -188,12 +189,17 @@ void geqr2_team(const ExecSpace& exec, const PView& P, const TauView& tau) {
       });
 }
 
-// geqr2: one team for panels up to tune.team_panel_rows rows, a kernel per step above.
+// geqr2: one team for panels up to tune.team_panel_rows rows; above, a backend's panel kernel
+// where it takes the panel (on CUDA one fused kernel for panels within its height limit,
+// backends/cuda/dense/geqr2.hpp), else a kernel per step.
 template <class ExecSpace, class PView, class TauView, class T>
 void geqr2(const ExecSpace& exec, const PView& P, const TauView& tau,
            const QrWork<ExecSpace, T>& work, tuning::Qr tune) {
   ProfilingRegion region("basalt::geqr2");
   if (static_cast<int>(P.extent(0)) <= tune.team_panel_rows) return geqr2_team(exec, P, tau);
+  using Spec = Specialization<routine::geqr2, ExecSpace>;
+  if constexpr (Spec::available)
+    if (Spec::apply(exec, P, tau)) return;
   geqr2_columns(exec, P, tau, work);
 }
 

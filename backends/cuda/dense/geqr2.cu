@@ -1,0 +1,357 @@
+// CUDA QR panel: one cooperative kernel, the panel in shared memory, one grid barrier per
+// column (the LU panel's design, getf2.cu).
+#include <cooperative_groups.h>
+#include <cuComplex.h>
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+#include "basalt/backends/cuda/dense/geqr2_launch.hpp"
+#include "basalt/backends/cuda/error.hpp"
+#include "basalt/backends/cuda/scalar_ops.cuh"
+#include "basalt/backends/cuda/workspace.hpp"
+
+namespace basalt::cuda::kernels {
+
+namespace {
+
+namespace cg = cooperative_groups;
+
+constexpr int panel_threads = 256;
+constexpr int panel_warps = panel_threads / 32;
+// Fewer rows than this per block and the barrier costs more than the rows' work saves.
+constexpr int min_rows_per_block = 64;
+// The exponent a block publishes when its rows below the diagonal hold no nonzero magnitude:
+// its parts then weigh nothing beside any other block's (or carry the NaN they hold).
+constexpr int no_exponent = -(1 << 20);
+// Room for the kernel's static shared memory (the reductions' per-warp values, the norm).
+constexpr int static_shared_bytes = 256;
+
+// x 2^e, exact unless the result is subnormal.
+__device__ float scale2(float x, int e) { return scalbnf(x, e); }
+__device__ double scale2(double x, int e) { return scalbn(x, e); }
+__device__ cuFloatComplex scale2(cuFloatComplex x, int e) {
+  return make_cuFloatComplex(scalbnf(x.x, e), scalbnf(x.y, e));
+}
+__device__ cuDoubleComplex scale2(cuDoubleComplex x, int e) {
+  return make_cuDoubleComplex(scalbn(x.x, e), scalbn(x.y, e));
+}
+
+// x f for a real f.
+__device__ float times(float x, float f) { return x * f; }
+__device__ double times(double x, double f) { return x * f; }
+__device__ cuFloatComplex times(cuFloatComplex x, float f) {
+  return make_cuFloatComplex(x.x * f, x.y * f);
+}
+__device__ cuDoubleComplex times(cuDoubleComplex x, double f) {
+  return make_cuDoubleComplex(x.x * f, x.y * f);
+}
+
+__device__ float squared_magnitude(float x) { return x * x; }
+__device__ double squared_magnitude(double x) { return x * x; }
+__device__ float squared_magnitude(cuFloatComplex x) { return x.x * x.x + x.y * x.y; }
+__device__ double squared_magnitude(cuDoubleComplex x) { return x.x * x.x + x.y * x.y; }
+
+// e with x = f 2^e, 0.5 <= f < 1, for a positive finite x.
+__device__ int exponent_of(float x) {
+  int e;
+  frexpf(x, &e);
+  return e;
+}
+__device__ int exponent_of(double x) {
+  int e;
+  frexp(x, &e);
+  return e;
+}
+
+__device__ float square_root(float x) { return sqrtf(x); }
+__device__ double square_root(double x) { return sqrt(x); }
+
+// sqrt(a^2 + b^2 + c^2) without overflow or underflow (LAPACK's dlapy3, as team_qr.hpp's norm3).
+template <class Real>
+__device__ Real norm3(Real a, Real b, Real c) {
+  a = a < 0 ? -a : a;
+  b = b < 0 ? -b : b;
+  c = c < 0 ? -c : c;
+  const Real largest = a > b ? (a > c ? a : c) : (b > c ? b : c);
+  if (!(largest > Real(0))) return largest + a + b + c;  // zero, or NaN passed on
+  a /= largest;
+  b /= largest;
+  c /= largest;
+  return largest * square_root(a * a + b * b + c * c);
+}
+
+// The power of two a block scales its part of the column by: 2^-e brings every magnitude below
+// one (largest < 2^e), so no square overflows and the products stay within the columns' size.
+// Clamped where 2^-e would overflow (a subnormal largest); 0 for Inf, which the sums carry.
+template <class Real>
+__device__ int block_exponent(Real largest) {
+  if (!(largest > Real(0))) return no_exponent;  // zeros, or NaN only (the sums carry it)
+  if (isinf(largest)) return 0;
+  return max(exponent_of(largest), 1 - std::numeric_limits<Real>::max_exponent);
+}
+
+struct Larger {
+  template <class V>
+  __device__ V operator()(V a, V b) const {
+    return b > a ? b : a;
+  }
+};
+struct Plus {
+  template <class V>
+  __device__ V operator()(V a, V b) const {
+    return ops::add(a, b);
+  }
+};
+
+__device__ float shuffle_down(float x, int offset) {
+  return __shfl_down_sync(0xffffffff, x, offset);
+}
+__device__ double shuffle_down(double x, int offset) {
+  return __shfl_down_sync(0xffffffff, x, offset);
+}
+__device__ cuFloatComplex shuffle_down(cuFloatComplex x, int offset) {
+  return make_cuFloatComplex(shuffle_down(x.x, offset), shuffle_down(x.y, offset));
+}
+__device__ cuDoubleComplex shuffle_down(cuDoubleComplex x, int offset) {
+  return make_cuDoubleComplex(shuffle_down(x.x, offset), shuffle_down(x.y, offset));
+}
+
+// The warp's values combined by op, on lane 0, in a fixed order: the same inputs give the same
+// bits on every block.
+template <class V, class Op>
+__device__ V warp_reduce(V mine, Op op) {
+  for (int offset = 16; offset > 0; offset /= 2) mine = op(mine, shuffle_down(mine, offset));
+  return mine;
+}
+
+// The block's values combined by op, on every thread.
+template <class Real, class Op>
+__device__ Real block_reduce(Real mine, Real* per_warp, Op op) {
+  mine = warp_reduce(mine, op);
+  if (threadIdx.x % 32 == 0) per_warp[threadIdx.x / 32] = mine;
+  __syncthreads();
+  Real all = per_warp[0];
+  for (int i = 1; i < panel_warps; ++i) all = op(all, per_warp[i]);
+  __syncthreads();  // per_warp is reused by the next reduction
+  return all;
+}
+
+// What other blocks published is read around L1, which is not coherent across multiprocessors.
+__device__ float load_global(const float* p) { return __ldcg(p); }
+__device__ double load_global(const double* p) { return __ldcg(p); }
+__device__ int load_global(const int* p) { return __ldcg(p); }
+__device__ cuFloatComplex load_global(const cuFloatComplex* p) { return __ldcg(p); }
+__device__ cuDoubleComplex load_global(const cuDoubleComplex* p) { return __ldcg(p); }
+
+// The exchange area between blocks, two generations (by column parity) so that a block that
+// runs ahead into column j + 1 never overwrites what a slower one still reads for column j.
+template <class T, class Real>
+struct Published {
+  T* products;     // [2][blocks][w]: each block's x^H a_c, x scaled by 2^-exponent
+  T* row;          // [2][w]: row j (from column j on)
+  Real* squares;   // [2][blocks]: each block's sum of |x_i 2^-exponent|^2
+  int* exponents;  // [2][blocks]
+};
+
+template <class T, class Real>
+__global__ void __launch_bounds__(panel_threads)
+    factor_panel(T* a, int p, int w, std::int64_t lda, T* tau, std::int64_t tau_stride,
+                 int rows_per_block, Published<T, Real> published) {
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  T* tile = reinterpret_cast<T*>(shared_bytes);        // rows_per_block x w, column-major
+  T* update = tile + std::size_t(rows_per_block) * w;  // w_c = conj(tau) v^H a_c of column j
+  __shared__ Real per_warp[panel_warps];
+  __shared__ Real column_norm;
+  cg::grid_group grid = cg::this_grid();
+
+  const int blocks = gridDim.x, block = blockIdx.x;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int first_row = block * rows_per_block;
+  const int rows = max(0, min(p, first_row + rows_per_block) - first_row);
+  auto at = [&](int local_row, int c) -> T& { return tile[local_row + c * rows_per_block]; };
+  auto owns = [&](int row) { return row >= first_row && row < first_row + rows; };
+  const T zero = ops::make_scalar<T>(0), one = ops::make_scalar<T>(1);
+
+  for (int e = threadIdx.x; e < rows * w; e += blockDim.x)
+    at(e % rows, e / rows) = a[first_row + e % rows + (e / rows) * lda];
+  __syncthreads();
+
+  for (int j = 0; j < min(p, w); ++j) {
+    const int parity = j & 1;
+    T* products = published.products + std::size_t(parity) * blocks * w;
+    T* row = published.row + std::size_t(parity) * w;
+    Real* squares = published.squares + parity * blocks;
+    int* exponents = published.exponents + parity * blocks;
+    const int below = max(0, j + 1 - first_row);  // the block's first row below the diagonal
+
+    // The block's parts, x (column j below the diagonal) scaled by the block's power of two.
+    Real largest = 0;
+    for (int i = below + threadIdx.x; i < rows; i += blockDim.x) {
+      const Real v = ops::magnitude(at(i, j));
+      if (v > largest) largest = v;
+    }
+    largest = block_reduce(largest, per_warp, Larger());
+    const int exponent = block_exponent(largest);
+    const Real factor = exponent == no_exponent ? Real(1) : scale2(Real(1), -exponent);
+    Real sum = 0;
+    for (int i = below + threadIdx.x; i < rows; i += blockDim.x)
+      sum += squared_magnitude(times(at(i, j), factor));
+    sum = block_reduce(sum, per_warp, Plus());
+    if (threadIdx.x == 0) {
+      squares[block] = sum;
+      exponents[block] = exponent;
+    }
+    for (int c = j + 1 + warp; c < w; c += panel_warps) {
+      T s = zero;
+      for (int i = below + lane; i < rows; i += 32)
+        s = ops::add(s, ops::multiply(ops::conjugate(times(at(i, j), factor)), at(i, c)));
+      s = warp_reduce(s, Plus());
+      if (lane == 0) products[std::size_t(block) * w + c] = s;
+    }
+    if (owns(j))
+      for (int c = j + threadIdx.x; c < w; c += blockDim.x) row[c] = at(j - first_row, c);
+    grid.sync();
+
+    // Every block combines the parts in the same order: all agree on the reflector.
+    if (warp == 0) {
+      int largest_exponent = no_exponent;
+      for (int b = lane; b < blocks; b += 32)
+        largest_exponent = max(largest_exponent, load_global(&exponents[b]));
+      for (int offset = 16; offset > 0; offset /= 2)
+        largest_exponent =
+            max(largest_exponent, __shfl_xor_sync(0xffffffff, largest_exponent, offset));
+      Real q = 0;
+      for (int b = lane; b < blocks; b += 32)
+        q += scale2(load_global(&squares[b]), 2 * (load_global(&exponents[b]) - largest_exponent));
+      q = warp_reduce(q, Plus());
+      if (lane == 0) column_norm = scale2(square_root(q), largest_exponent);
+    }
+    __syncthreads();
+    const Real xnorm = column_norm;
+    const T alpha = load_global(&row[j]);
+    const Real alpha_re = ops::real_part(alpha), alpha_im = ops::imag_part(alpha);
+    if (xnorm == Real(0) && alpha_im == Real(0)) {  // H(j) = I: R's diagonal is alpha, tau 0
+      if (block == 0 && threadIdx.x == 0) tau[j * tau_stride] = zero;
+      continue;
+    }
+    // larfg: beta = -sign(re alpha) ||(alpha, x)||, tau = (beta - alpha) / beta.
+    const Real norm = norm3(alpha_re, alpha_im, xnorm);
+    const Real beta = alpha_re >= Real(0) ? -norm : norm;
+    const T t = ops::make_scalar<T>((beta - alpha_re) / beta, -alpha_im / beta);
+    const T divisor = ops::make_scalar<T>(alpha_re - beta, alpha_im);  // v = x / divisor
+    if (block == 0 && threadIdx.x == 0) tau[j * tau_stride] = t;
+
+    // H(j)^H = I - conj(tau) v v^H on column c: w_c = conj(tau) (a_jc + sum_b 2^e_b s_bc /
+    // conj(divisor)), each term brought to the divisor's exponent first: 2^e_b <= 2 |divisor|
+    // (|x_i| <= |beta| <= |divisor|), so no term exceeds a few times the block's products.
+    const int shift = exponent_of(fmax(fabs(alpha_re - beta), fabs(alpha_im)));
+    const T inverse = ops::divide(one, scale2(ops::conjugate(divisor), -shift));
+    const T applied = ops::conjugate(t);
+    for (int c = j + 1 + warp; c < w; c += panel_warps) {
+      T s = zero;
+      for (int b = lane; b < blocks; b += 32)
+        s = ops::add(s, scale2(load_global(&products[std::size_t(b) * w + c]),
+                               load_global(&exponents[b]) - shift));
+      s = warp_reduce(s, Plus());
+      if (lane == 0)
+        update[c] =
+            ops::multiply(applied, ops::add(load_global(&row[c]), ops::multiply(s, inverse)));
+    }
+    // v below the diagonal, divided, not multiplied by a reciprocal that could overflow (as the
+    // portable geqr2); R's diagonal in place of v(j) = 1, which the update below takes as one.
+    for (int i = below + threadIdx.x; i < rows; i += blockDim.x)
+      at(i, j) = ops::divide(at(i, j), divisor);
+    if (owns(j) && threadIdx.x == 0) at(j - first_row, j) = ops::make_scalar<T>(beta);
+    __syncthreads();
+    const int diagonal = max(0, j - first_row), count = max(0, rows - diagonal);
+    const int updates = count * (w - j - 1);
+    for (int e = threadIdx.x; e < updates; e += blockDim.x) {
+      const int i = diagonal + e % count, c = j + 1 + e / count;
+      const T v = first_row + i == j ? one : at(i, j);
+      at(i, c) = ops::minus_product(at(i, c), v, update[c]);
+    }
+    __syncthreads();
+  }
+
+  for (int e = threadIdx.x; e < rows * w; e += blockDim.x)
+    a[first_row + e % rows + (e / rows) * lda] = at(e % rows, e / rows);
+}
+
+std::size_t shared_bytes_for(int rows_per_block, int w, int entry_bytes) {
+  return (std::size_t(rows_per_block) + 1) * w * entry_bytes;  // the rows, then w_c
+}
+
+int multiprocessors(int device) {
+  int sms = 0;
+  BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
+int shared_memory_limit(int device) {
+  int bytes = 0;
+  BASALT_CUDA_CHECK(
+      cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return bytes - static_shared_bytes;
+}
+
+std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+}  // namespace
+
+int geqr2_height_limit(int device, int w, int entry_bytes) {
+  int cooperative = 0;
+  BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  if (!cooperative || w <= 0) return 0;
+  const std::size_t rows_per_block = shared_memory_limit(device) / (std::size_t(w) * entry_bytes);
+  return rows_per_block <= 1 ? 0 : int((rows_per_block - 1) * multiprocessors(device));
+}
+
+template <class T>
+void geqr2(int device, cudaStream_t stream, T* panel, T* tau, const Geqr2Problem& p) {
+  if (p.p == 0 || p.w == 0) return;
+  using Real = ops::real_of_t<T>;
+  if (p.p > geqr2_height_limit(device, p.w, sizeof(T)))
+    throw std::invalid_argument("basalt: cuda geqr2: the panel exceeds the fused kernel's height");
+  const int sms = multiprocessors(device);
+  const int wanted = std::min(sms, (p.p + min_rows_per_block - 1) / min_rows_per_block);
+  const int rows_that_fit = int(shared_memory_limit(device) / (std::size_t(p.w) * sizeof(T))) - 1;
+  const int rows_per_block = std::min((p.p + wanted - 1) / wanted, rows_that_fit);
+  const int blocks = (p.p + rows_per_block - 1) / rows_per_block;
+  const std::size_t shared = shared_bytes_for(rows_per_block, p.w, sizeof(T));
+
+  const auto kernel = factor_panel<T, Real>;
+  BASALT_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+  int per_sm = 0;
+  BASALT_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, panel_threads, shared));
+  if (per_sm * sms < blocks) BASALT_CUDA_CHECK(cudaErrorCooperativeLaunchTooLarge);
+
+  const std::size_t product_bytes = aligned(2 * std::size_t(blocks) * p.w * sizeof(T));
+  const std::size_t row_bytes = aligned(2 * std::size_t(p.w) * sizeof(T));
+  const std::size_t square_bytes = aligned(2 * std::size_t(blocks) * sizeof(Real));
+  const std::size_t exponent_bytes = 2 * std::size_t(blocks) * sizeof(int);
+  auto* exchange = static_cast<unsigned char*>(
+      acquire_workspace(device, stream, product_bytes + row_bytes + square_bytes + exponent_bytes));
+  Published<T, Real> published{
+      reinterpret_cast<T*>(exchange), reinterpret_cast<T*>(exchange + product_bytes),
+      reinterpret_cast<Real*>(exchange + product_bytes + row_bytes),
+      reinterpret_cast<int*>(exchange + product_bytes + row_bytes + square_bytes)};
+  int m = p.p, w = p.w, rows = rows_per_block;
+  std::int64_t lda = p.lda, tau_stride = p.tau_stride;
+  void* args[] = {&panel, &m, &w, &lda, &tau, &tau_stride, &rows, &published};
+  BASALT_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(kernel), blocks,
+                                                panel_threads, args, shared, stream));
+  release_workspace(exchange, stream);
+}
+
+template void geqr2<float>(int, cudaStream_t, float*, float*, const Geqr2Problem&);
+template void geqr2<double>(int, cudaStream_t, double*, double*, const Geqr2Problem&);
+template void geqr2<cuFloatComplex>(int, cudaStream_t, cuFloatComplex*, cuFloatComplex*,
+                                    const Geqr2Problem&);
+template void geqr2<cuDoubleComplex>(int, cudaStream_t, cuDoubleComplex*, cuDoubleComplex*,
+                                     const Geqr2Problem&);
+
+}  // namespace basalt::cuda::kernels

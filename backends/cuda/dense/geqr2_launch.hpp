@@ -1,0 +1,37 @@
+#pragma once
+// Launcher of the CUDA QR panel (LAPACK's geqr2 on a tall, narrow block), after the LU panel's
+// fused kernel (getf2_launch.hpp). No Kokkos: geqr2.cu includes this.
+//
+// One cooperative kernel factors the whole p x w panel. The thread blocks split the rows, and
+// each keeps its rows in shared memory from the first column to the last. Per column there is
+// one grid barrier: before it, in one pass over its rows below the diagonal, every block
+// publishes its part of the column's sum of squares and its products s_c = x^H a_c with the
+// columns c to the right (x: the column below the diagonal, scaled by a power of two of the
+// block's own), and the owner of the diagonal row publishes that row; after it, every block
+// combines the parts in the same order, so all agree on the reflector (beta, tau, v = x / (alpha
+// - beta)) and on w_c = conj(tau) v^H a_c, and applies H^H = I - conj(tau) v v^H to its own rows.
+// The barrier count depends on the shape only: NaN and Inf flow through. The grid is one block
+// per multiprocessor at most, every block resident. A panel whose rows do not fit in the
+// multiprocessors' shared memory is beyond the height limit; the caller factors it otherwise.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace basalt::cuda::kernels {
+
+struct Geqr2Problem {
+  int p = 0, w = 0;             // panel rows and columns
+  std::int64_t lda = 1;         // column stride
+  std::int64_t tau_stride = 1;  // between consecutive tau entries
+};
+
+// The tallest panel of w columns of entry_bytes-sized entries the fused kernel takes on device.
+int geqr2_height_limit(int device, int w, int entry_bytes);
+
+// panel (p x w, column-major) and tau (min(p, w) entries) are device pointers; p must not exceed
+// geqr2_height_limit. R on and above the diagonal, v below it (v(j) = 1 not stored), tau:
+// LAPACK's geqr2 with larfg's reflector. Asynchronous on stream.
+template <class T>
+void geqr2(int device, cudaStream_t stream, T* panel, T* tau, const Geqr2Problem& problem);
+
+}  // namespace basalt::cuda::kernels

@@ -322,8 +322,10 @@ TEST_CASE("posv leaves B alone when A is not positive definite", "[posv]") {
 
 #if defined(BASALT_ENABLE_CUDA)
 // The CUDA diagonal-block kernel against the portable potf2 on the same blocks, on the GPU:
-// factored, failing (info, the failing entry, the identity after it), and after an earlier
-// failure (the whole block the identity).
+// factored (well and ill conditioned), failing at a negative or NaN diagonal on both sides of
+// the kernel's 32-column tiles (info, the failing entry, the identity after it), and after an
+// earlier failure (the whole block the identity); widths around the tiles and up to the widest
+// the kernel takes.
 TEMPLATE_TEST_CASE("cuda::potf2 equals portable::potf2", "[potrf][cuda]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
@@ -331,41 +333,72 @@ TEMPLATE_TEST_CASE("cuda::potf2 equals portable::potf2", "[potrf][cuda]", float,
   const Kokkos::Cuda exec;
   const int widest = cuda::potf2_width_limit<T>(exec);
   REQUIRE(widest >= tuning::cholesky<Kokkos::Cuda>().recursion_width);
-  for (const int n : {1, 2, 7, 32, 33, 64, widest})
-    for (const int failing : {-1, 0, n / 2, n - 1})
-      for (const bool earlier_failure : {false, true})
-        for (Triangle uplo : {Triangle::lower, Triangle::upper}) {
-          CAPTURE(n, failing, earlier_failure, name(uplo));
-          auto a = make_spd<T>(n, Kind::random);
-          if (failing >= 0) a(failing, failing) = T(-1);
-          Block fast("fast", n, n), reference("reference", n, n);
-          Kokkos::deep_copy(fast, a);
-          Kokkos::deep_copy(reference, a);
-          impl::CholeskyState<Kokkos::Cuda, T> fast_state, reference_state;
-          if (earlier_failure) {
-            Kokkos::deep_copy(fast_state.info, 2);
-            Kokkos::deep_copy(reference_state.info, 2);
-          }
-          cuda::potf2(exec, uplo, fast, 10, fast_state);
-          portable::potf2(exec, uplo, reference, 10, reference_state);
-          exec.fence();
-          int info = 0, reference_info = 0;
-          T failed(0), reference_failed(0);
-          Kokkos::deep_copy(info, fast_state.info);
-          Kokkos::deep_copy(reference_info, reference_state.info);
-          Kokkos::deep_copy(failed, fast_state.failed_diagonal);
-          Kokkos::deep_copy(reference_failed, reference_state.failed_diagonal);
-          CHECK(info == reference_info);
-          CHECK(info == (earlier_failure ? 2 : failing >= 0 ? 10 + failing + 1 : 0));
-          CHECK(magnitude(failed - reference_failed) <= 30 * n * eps<T>());
-          auto f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fast);
-          auto r = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), reference);
-          double difference = 0;
-          for (int j = 0; j < n; ++j)
-            for (int i = 0; i < n; ++i)  // the other triangle too: neither may touch it
-              difference = std::max(difference, double(magnitude(f(i, j) - r(i, j))));
-          CHECK(difference <= 30 * n * eps<T>());
-          if (failing < 0 && !earlier_failure) CHECK(cholesky_backward_error(a, uplo, f) < 30);
+  REQUIRE(widest >= 128);
+  enum class Failure { none, negative, nan };
+  struct Case {
+    Kind kind;
+    Failure failure;
+    int column;  // of the failing diagonal
+    bool earlier_failure;
+  };
+  for (const int n : {1, 2, 7, 31, 32, 33, 64, 65, 100, 128, widest - 1, widest}) {
+    std::vector<Case> cases = {{Kind::random, Failure::none, -1, false},
+                               {Kind::ill_conditioned, Failure::none, -1, false},
+                               {Kind::random, Failure::none, -1, true}};
+    for (const int column : {0, 1, 31, 32, 33, 63, 64, n / 2, n - 1}) {
+      if (column >= n) continue;
+      cases.push_back({Kind::random, Failure::negative, column, false});
+      cases.push_back({Kind::random, Failure::nan, column, false});
+    }
+    cases.push_back({Kind::random, Failure::negative, n / 2, true});
+    for (const Case& c : cases)
+      for (Triangle uplo : {Triangle::lower, Triangle::upper}) {
+        CAPTURE(n, static_cast<int>(c.kind), static_cast<int>(c.failure), c.column,
+                c.earlier_failure, name(uplo));
+        auto a = make_spd<T>(n, c.kind);
+        if (c.failure == Failure::negative) a(c.column, c.column) = T(-1);
+        if (c.failure == Failure::nan)
+          a(c.column, c.column) = T(std::numeric_limits<real_t<T>>::quiet_NaN());
+        Block fast("fast", n, n), reference("reference", n, n);
+        Kokkos::deep_copy(fast, a);
+        Kokkos::deep_copy(reference, a);
+        impl::CholeskyState<Kokkos::Cuda, T> fast_state, reference_state;
+        if (c.earlier_failure) {
+          Kokkos::deep_copy(fast_state.info, 2);
+          Kokkos::deep_copy(reference_state.info, 2);
         }
+        cuda::potf2(exec, uplo, fast, 10, fast_state);
+        portable::potf2(exec, uplo, reference, 10, reference_state);
+        exec.fence();
+        int info = 0, reference_info = 0;
+        T failed(0), reference_failed(0);
+        Kokkos::deep_copy(info, fast_state.info);
+        Kokkos::deep_copy(reference_info, reference_state.info);
+        Kokkos::deep_copy(failed, fast_state.failed_diagonal);
+        Kokkos::deep_copy(reference_failed, reference_state.failed_diagonal);
+        const bool fails_here = c.failure != Failure::none && !c.earlier_failure;
+        CHECK(info == reference_info);
+        CHECK(info == (c.earlier_failure ? 2 : fails_here ? 10 + c.column + 1 : 0));
+        if (fails_here && c.failure == Failure::nan) {
+          CHECK(std::isnan(magnitude(failed)));
+          CHECK(std::isnan(magnitude(reference_failed)));
+        } else {
+          CHECK(magnitude(failed - reference_failed) <= 30 * n * eps<T>());
+        }
+        auto f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fast);
+        auto r = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), reference);
+        double difference = 0;
+        bool finite = true;
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < n; ++i) {  // the other triangle too: neither may touch it
+            difference = std::max(difference, double(magnitude(f(i, j) - r(i, j))));
+            finite = finite && std::isfinite(magnitude(f(i, j)));
+          }
+        CHECK(finite);
+        CHECK(difference <= 30 * n * eps<T>());
+        if (c.failure == Failure::none && !c.earlier_failure)
+          CHECK(cholesky_backward_error(a, uplo, f) < 30);
+      }
+  }
 }
 #endif

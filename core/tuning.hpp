@@ -34,13 +34,14 @@ struct Cholesky {
 };
 
 // As lu(), for the same reason (herk and trsm near gemm's peak need wide blocks on a GPU). The
-// GPU leaf of 64 columns lies between the paper's 16 to 32 and today's MAGMA's 128 and fits the
-// single-thread-block potf2's shared memory in every precision (complex<double>: 64 KB). Not yet
-// tuned on the GPU (basalt-perf --routine potrf --nb --recursion-width).
+// GPU leaf is today's MAGMA's 128 columns, the widest the blocked single-thread-block potf2
+// takes in every precision. On the H100 (d, basalt-perf --routine potrf --nb --recursion-width)
+// nb = 512 with 128-column leaves ran 1-6% above 64- and 32-column leaves at n = 2048 to 16384;
+// nb = 256 lost 20-30% from 6144 up, nb = 1024 a few percent.
 template <class ExecSpace>
 Cholesky cholesky() {
   if constexpr (is_gpu_v<ExecSpace>)
-    return {512, 64};
+    return {512, 128};
   else
     return {128, 16};
 }
@@ -81,11 +82,13 @@ struct Qr {
 // then, on CUDA, panels above team_panel_rows go to one fused kernel (a grid barrier per
 // column, backends/cuda/dense/geqr2.hpp) within its height limit, the kernel per step only
 // above it. On a CPU one team of the OpenMP threads beat a kernel per step at every height
-// measured (2 cores, 4000 to 100000 rows x 64: 1.9x to 3.1x), so it always takes the team.
+// measured (2 cores, 4000 to 100000 rows x 64: 1.9x to 3.1x), so it always takes the team. With
+// the fused kernel, 16-column leaves beat 32 by 4% at n = 4096 and 8192 on the H100 (nb 128 and
+// 512 within 5% of 256; 64-column leaves 12-17% slower).
 template <class ExecSpace>
 Qr qr() {
   if constexpr (is_gpu_v<ExecSpace>)
-    return {256, 32, 256};
+    return {256, 16, 256};
   else
     return {64, 8, std::numeric_limits<int>::max()};
 }

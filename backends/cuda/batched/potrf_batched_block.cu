@@ -28,7 +28,9 @@ __global__ void __launch_bounds__(block::max_threads)
   using Real = ops::real_of_t<T>;
   constexpr int NB = block::panel_width, W = block::chunk_width<T>;
   __shared__ T column[2][NB];  // by step parity: a step's readers may lag the next step's writers
-  __shared__ T chunk_rows[W][NB];  // conj(L(c, panel)) for the chunk's columns c
+  // conj(L(c, panel)) for the chunk's columns c; padded so that the threads storing their rows
+  // at once hit different banks.
+  __shared__ T chunk_rows[W][NB + 1];
 
   const int b = blockIdx.x, i = threadIdx.x;
   const warp::Located<T> a = warp::locate(batch, b, count);

@@ -456,9 +456,9 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_ba
   };
 
   SECTION("fixed batches") {
-    const std::vector<Case> cases = {{33, 33, 8},   {47, 47, 8},   {64, 64, 8},  {100, 100, 4},
+    const std::vector<Case> cases = {{33, 33, 8},   {47, 47, 8},   {64, 64, 8},   {100, 100, 4},
                                      {128, 128, 4}, {255, 255, 4}, {256, 256, 4}, {256, 100, 4},
-                                     {100, 256, 4}, {40, 33, 4},   {33, 200, 4}, {5, 90, 4},
+                                     {100, 256, 4}, {40, 33, 4},   {33, 200, 4},  {5, 90, 4},
                                      {90, 5, 4}};
     for (const auto [m, n, count] : cases) {
       CAPTURE(m, n);
@@ -508,10 +508,9 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_ba
     const auto reference_infos = to_host(reference_info);
     for (size_t b = 0; b < shapes.size(); ++b) {
       CAPTURE(b, shapes[b].first, shapes[b].second);
-      check_against_portable(originals[b], lu[b], reference_lu[b],
-                             Kokkos::subview(pivots[b], Kokkos::ALL, 0),
-                             Kokkos::subview(reference_pivots[b], Kokkos::ALL, 0), infos(b),
-                             reference_infos(b));
+      check_against_portable(
+          originals[b], lu[b], reference_lu[b], Kokkos::subview(pivots[b], Kokkos::ALL, 0),
+          Kokkos::subview(reference_pivots[b], Kokkos::ALL, 0), infos(b), reference_infos(b));
     }
   }
 
@@ -521,16 +520,19 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_ba
     for (int b = 0; b < count; ++b) originals.push_back(random_matrix<T>(n, n));
     originals[1](4, 2) = T(std::numeric_limits<real_t<T>>::quiet_NaN());
     originals[2](70, 60) = T(std::numeric_limits<real_t<T>>::infinity());
-    for (int i = 0; i < n; ++i) originals[3](i, 40) = T(std::numeric_limits<real_t<T>>::quiet_NaN());
+    for (int i = 0; i < n; ++i)
+      originals[3](i, 40) = T(std::numeric_limits<real_t<T>>::quiet_NaN());
     auto fast = device_batch(originals, n, n);
     auto reference = device_batch(originals, n, n);
-    Kokkos::View<int**, Kokkos::LayoutRight> fast_ipiv("ipiv", count, n), reference_ipiv("ipiv", count, n);
+    Kokkos::View<int**, Kokkos::LayoutRight> fast_ipiv("ipiv", count, n),
+        reference_ipiv("ipiv", count, n);
     Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
     factor_both(fast, reference, fast_ipiv, reference_ipiv, fast_info, reference_info);
     const auto lu = to_host(fast);
     const auto infos = to_host(fast_info);
     const auto reference_infos = to_host(reference_info);
-    CHECK(lu_backward_error(originals[0], host_matrix(lu, 0), Kokkos::subview(to_host(fast_ipiv), 0, Kokkos::ALL)) < 30);
+    CHECK(lu_backward_error(originals[0], host_matrix(lu, 0),
+                            Kokkos::subview(to_host(fast_ipiv), 0, Kokkos::ALL)) < 30);
     CHECK(all_finite(host_matrix(lu, 0)));
     CHECK(!all_finite(host_matrix(lu, 1)));
     CHECK(!all_finite(host_matrix(lu, 2)));
@@ -541,7 +543,8 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_ba
   SECTION("one matrix past the block kernel's limit takes the batch to the portable path") {
     const int limit = cuda::kernels::getrf_batched_block_max_size;
     CHECK(cuda::getrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, limit, limit))));
-    CHECK(!cuda::getrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, limit + 1, limit + 1))));
+    CHECK(!cuda::getrf_batched_fits(
+        impl::matrices<Exec>(make_batch<T>("A", 2, limit + 1, limit + 1))));
     CHECK(!cuda::getrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, limit + 1, 10))));
     CHECK(!cuda::getrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, 10, limit + 1))));
     std::vector<HostMatrix<T>> originals = {random_matrix<T>(limit + 1, limit + 1),
@@ -557,7 +560,8 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_ba
     for (int b = 0; b < 2; ++b) {
       CAPTURE(b);
       CHECK(infos(b) == (b == 1 ? 6 : 0));
-      CHECK(lu_backward_error(originals[b], lu[b], Kokkos::subview(pivots[b], Kokkos::ALL, 0)) < 30);
+      CHECK(lu_backward_error(originals[b], lu[b], Kokkos::subview(pivots[b], Kokkos::ALL, 0)) <
+            30);
     }
   }
 }

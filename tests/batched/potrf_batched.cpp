@@ -308,8 +308,8 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
 
   for (const Triangle uplo : {Triangle::lower, Triangle::upper}) {
     CAPTURE(static_cast<int>(uplo));
-    for (const auto [n, count] : std::vector<Case>{
-             {33, 8}, {47, 8}, {64, 8}, {100, 4}, {128, 4}, {255, 4}, {256, 4}}) {
+    for (const auto [n, count] :
+         std::vector<Case>{{33, 8}, {47, 8}, {64, 8}, {100, 4}, {128, 4}, {255, 4}, {256, 4}}) {
       CAPTURE(n);
       std::vector<HostMatrix<T>> originals;
       for (int b = 0; b < count; ++b) originals.push_back(cholesky_test_matrix<T>(n, b % 4));
@@ -369,8 +369,8 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
 
   const int limit = cuda::kernels::potrf_batched_block_max_size;
   CHECK(cuda::potrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, limit, limit))));
-  CHECK(!cuda::potrf_batched_fits(
-      impl::matrices<Exec>(make_batch<T>("A", 2, limit + 1, limit + 1))));
+  CHECK(
+      !cuda::potrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, limit + 1, limit + 1))));
   std::vector<HostMatrix<T>> beyond = {spd_matrix<T>(limit + 1), spd_matrix<T>(40)};
   auto A = variable_batch(beyond);
   CHECK(!cuda::potrf_batched_fits(impl::matrices<Exec>(A)));

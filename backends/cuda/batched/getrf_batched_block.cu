@@ -24,8 +24,8 @@ namespace {
 // Control flow depends only on the matrix's sizes, the same on every thread of the block.
 template <class T>
 __global__ void __launch_bounds__(block::max_threads)
-    getrf_block(DeviceBatch<T> batch, DeviceBatch<int> pivots, int* info,
-                std::int64_t info_stride, int count) {
+    getrf_block(DeviceBatch<T> batch, DeviceBatch<int> pivots, int* info, std::int64_t info_stride,
+                int count) {
   using Real = ops::real_of_t<T>;
   constexpr int NB = block::panel_width, W = block::chunk_width<T>;
   __shared__ T pivot_row[NB];

@@ -15,13 +15,14 @@ namespace {
 // an upper triangle, column i, conjugated) and holds its part in the panel in registers. At panel
 // step j the rows of the panel's diagonal block share their (unscaled) element of column j;
 // every thread takes the diagonal's square root from it, the threads below scale their own
-// element (times the root's reciprocal: one division per step) and subtract L(i, j) conj(L(c, j)) from their elements c in the panel, as the warp
-// kernel does. Then the trailing columns, chunk by chunk: the rows of the chunk's columns share
-// their panel part, and every row i subtracts L(i, panel) L(c, panel)^H from its elements c <= i
-// of the chunk. A non-positive (or NaN) diagonal stops the matrix there, the panel stored with
-// A(j, j) as it was updated (the columns before it are final; later ones hold partial updates).
-// Thread i reads and writes only row i of the factor; control flow depends only on the
-// matrix's order and on shared values, the same on every thread of the block.
+// element (times the root's reciprocal: one division per step) and subtract
+// L(i, j) conj(L(c, j)) from their elements c in the panel, as the warp kernel does. Then the
+// trailing columns, chunk by chunk: the rows of the chunk's columns share their part in the
+// panel P, and every row i subtracts L(i, P) L(c, P)^H from its elements c <= i of the chunk.
+// A non-positive (or NaN) diagonal stops the matrix there, the panel stored with A(j, j) as it
+// was updated (the columns before it are final; later ones hold partial updates). Thread i
+// reads and writes only row i of the factor; control flow depends only on the matrix's order
+// and on shared values, the same on every thread of the block.
 template <class T>
 __global__ void __launch_bounds__(block::max_threads)
     potrf_block(bool lower, DeviceBatch<T> batch, int* info, std::int64_t info_stride, int count) {
@@ -100,8 +101,7 @@ __global__ void __launch_bounds__(block::max_threads)
         for (int k = 0; k < NB; ++k) {
           if (k >= jb) continue;
 #pragma unroll
-          for (int w = 0; w < W; ++w)
-            seg[w] = ops::minus_product(seg[w], row[k], chunk_rows[w][k]);
+          for (int w = 0; w < W; ++w) seg[w] = ops::minus_product(seg[w], row[k], chunk_rows[w][k]);
         }
 #pragma unroll
         for (int w = 0; w < W; ++w)
@@ -119,8 +119,8 @@ template <class T>
 void potrf_batched_block(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
                          std::int64_t info_stride, int count, int largest) {
   if (count == 0) return;
-  potrf_block<T><<<count, block::threads_for(largest), 0, stream>>>(lower, A, info, info_stride,
-                                                                   count);
+  potrf_block<T>
+      <<<count, block::threads_for(largest), 0, stream>>>(lower, A, info, info_stride, count);
   BASALT_CUDA_CHECK_LAUNCH();
 }
 

@@ -1,9 +1,10 @@
 #pragma once
 // Launchers of the CUDA batched Cholesky (seed 001). No Kokkos: the .cu files include this.
 //
-// Small matrices (potrf_batched.cu), as the batched LU: one warp segment per matrix (4, 8, 16 or 32 lanes), lane i holding row i of
-// the lower factor in registers (for an upper triangle, column i, conjugated), the diagonal
-// element and the factor's column broadcast by shuffles. Matrices up to max_size x max_size.
+// Small matrices (potrf_batched.cu), as the batched LU: one warp segment per matrix (4, 8, 16 or 32
+// lanes), lane i holding row i of the lower factor in registers (for an upper triangle, column i,
+// conjugated), the diagonal element and the factor's column broadcast by shuffles. Matrices up to
+// max_size x max_size.
 //
 // Larger matrices, up to block_max_size (potrf_batched_block.cu): as the batched LU's block
 // kernel, one thread block per matrix, thread i holding row i of the factor's current 32-column

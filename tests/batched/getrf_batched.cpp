@@ -537,7 +537,8 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_ba
     CHECK(!all_finite(host_matrix(lu, 1)));
     CHECK(!all_finite(host_matrix(lu, 2)));
     CHECK(!all_finite(host_matrix(lu, 3)));
-    for (int b = 0; b < count; ++b) CHECK(infos(b) == reference_infos(b));
+    // Not the Inf member's: a complex division by Inf may give NaN or 0 (cuCdiv, Kokkos::complex).
+    for (const int b : {0, 1, 3}) CHECK(infos(b) == reference_infos(b));
   }
 
   SECTION("one matrix past the block kernel's limit takes the batch to the portable path") {

@@ -17,7 +17,8 @@
 // host-side sizes. Every call is asynchronous on exec.
 //
 // Portable path: one team per matrix; a matrix that fits in team scratch is factored there.
-// CUDA: matrices up to 32 x 32 go to a kernel with one warp segment per matrix.
+// CUDA: matrices up to 32 x 32 go to a kernel with one warp segment per matrix; up to 256 x 256,
+// to a kernel with one thread block per matrix (32-column panels in registers).
 #include <Kokkos_Core.hpp>
 
 #include "basalt/algorithms/batched/batch.hpp"

@@ -366,7 +366,7 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched equals portable::getrf_batched", "[getrf
     Kokkos::View<int*> fast_info("info", fast.count()), reference_info("info", fast.count());
     const auto a_fast = impl::matrices<Exec>(fast);
     const auto a_reference = impl::matrices<Exec>(reference);
-    REQUIRE(cuda::getrf_batched_fits(a_fast));
+    REQUIRE(cuda::getrf_batched_fits_small(a_fast));
     cuda::getrf_batched(exec, a_fast, impl::vectors<Exec>(fast_ipiv, "test", "ipiv"), fast_info);
     portable::getrf_batched(exec, a_reference, impl::vectors<Exec>(reference_ipiv, "test", "ipiv"),
                             reference_info, impl::batch_launch<Exec>(a_reference));
@@ -390,6 +390,179 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched equals portable::getrf_batched", "[getrf
           for (size_t i = 0; i < r.extent(0); ++i) difference(i, j) -= r(i, j);
         CHECK(frobenius(difference) <= 1e-12 * frobenius(r));
       }
+    }
+  }
+}
+
+namespace {
+
+// A test matrix of one of four kinds: random; singular (column min(5, n - 1) zero); graded (row i
+// scaled by 2^-(i / 8), exactly, and its last column zero: a zero pivot in the last panel); two
+// equal rows (exact ties in the pivot search, then a row that becomes exactly zero).
+template <class T>
+HostMatrix<T> lu_test_matrix(int m, int n, int kind) {
+  HostMatrix<T> a = random_matrix<T>(m, n, kind == 1);
+  if (kind == 2)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i)
+        a(i, j) = j == n - 1 ? T(0) : T(a(i, j) * real_t<T>(std::ldexp(1.0, -(i / 8))));
+  if (kind == 3 && m > 1)
+    for (int j = 0; j < n; ++j) a(m / 2, j) = a(0, j);
+  return a;
+}
+
+// The CUDA path's factors of one matrix against the portable kernel's on the same input: same
+// info, accurate factors, and in double the same pivots and factors equal up to rounding.
+template <class T, class Piv>
+void check_against_portable(const HostMatrix<T>& original, const HostMatrix<T>& lu,
+                            const HostMatrix<T>& reference_lu, const Piv& pivots,
+                            const Piv& reference_pivots, int info, int reference_info) {
+  CHECK(info == reference_info);
+  CHECK(lu_backward_error(original, lu, pivots) < 30);
+  CHECK(all_finite(lu));
+  if constexpr (std::is_same_v<real_t<T>, double>) {
+    bool same = true;
+    for (size_t k = 0; k < pivots.extent(0); ++k) same = same && pivots(k) == reference_pivots(k);
+    CHECK(same);
+    WideMatrix difference = widen(lu);
+    const WideMatrix r = widen(reference_lu);
+    for (size_t j = 0; j < r.extent(1); ++j)
+      for (size_t i = 0; i < r.extent(0); ++i) difference(i, j) -= r(i, j);
+    CHECK(frobenius(difference) <= 1e-12 * frobenius(r));
+  }
+}
+
+}  // namespace
+
+// The block-per-matrix CUDA kernel (33 to 256 rows and columns) against the portable team kernel
+// on the GPU: fixed batches of square and rectangular matrices, a variable batch of sizes 0 to
+// 256 (which the block kernel takes whole), NaN and Inf members, and the limit.
+TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_batched",
+                   "[getrf_batched][cuda]", float, double, Kokkos::complex<float>,
+                   Kokkos::complex<double>) {
+  using T = TestType;
+  const Kokkos::Cuda exec;
+  const auto factor_both = [&](const auto& fast, const auto& reference, const auto& fast_ipiv,
+                               const auto& reference_ipiv, const auto& fast_info,
+                               const auto& reference_info) {
+    const auto a_fast = impl::matrices<Exec>(fast);
+    const auto a_reference = impl::matrices<Exec>(reference);
+    REQUIRE(cuda::getrf_batched_fits(a_fast));
+    REQUIRE(!cuda::getrf_batched_fits_small(a_fast));
+    cuda::getrf_batched(exec, a_fast, impl::vectors<Exec>(fast_ipiv, "test", "ipiv"), fast_info);
+    portable::getrf_batched(exec, a_reference, impl::vectors<Exec>(reference_ipiv, "test", "ipiv"),
+                            reference_info, impl::batch_launch<Exec>(a_reference));
+    exec.fence();
+  };
+
+  SECTION("fixed batches") {
+    const std::vector<Case> cases = {{33, 33, 8},   {47, 47, 8},   {64, 64, 8},   {100, 100, 4},
+                                     {128, 128, 4}, {255, 255, 4}, {256, 256, 4}, {256, 100, 4},
+                                     {100, 256, 4}, {40, 33, 4},   {33, 200, 4},  {5, 90, 4},
+                                     {90, 5, 4}};
+    for (const auto [m, n, count] : cases) {
+      CAPTURE(m, n);
+      std::vector<HostMatrix<T>> originals;
+      for (int b = 0; b < count; ++b) originals.push_back(lu_test_matrix<T>(m, n, b % 4));
+      auto fast = device_batch(originals, m, n);
+      auto reference = device_batch(originals, m, n);
+      Kokkos::View<int**, Kokkos::LayoutRight> fast_ipiv("ipiv", count, std::min(m, n));
+      Kokkos::View<int**, Kokkos::LayoutRight> reference_ipiv("ipiv", count, std::min(m, n));
+      Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
+      factor_both(fast, reference, fast_ipiv, reference_ipiv, fast_info, reference_info);
+      const auto lu = to_host(fast);
+      const auto reference_lu = to_host(reference);
+      const auto pivots = to_host(fast_ipiv);
+      const auto reference_pivots = to_host(reference_ipiv);
+      const auto infos = to_host(fast_info);
+      const auto reference_infos = to_host(reference_info);
+      for (int b = 0; b < count; ++b) {
+        CAPTURE(b);
+        check_against_portable(originals[b], host_matrix(lu, b), host_matrix(reference_lu, b),
+                               Kokkos::subview(pivots, b, Kokkos::ALL),
+                               Kokkos::subview(reference_pivots, b, Kokkos::ALL), infos(b),
+                               reference_infos(b));
+      }
+    }
+  }
+
+  SECTION("a variable batch, sizes 0 to 256") {
+    const std::vector<std::pair<int, int>> shapes = {
+        {1, 1},   {256, 256}, {33, 33},  {0, 4},    {5, 5},     {47, 47},   {128, 128},
+        {4, 0},   {64, 64},   {100, 70}, {70, 100}, {31, 31},   {255, 255}, {32, 33},
+        {200, 3}, {3, 200},   {2, 2},    {96, 96},  {129, 129}, {17, 40}};
+    std::vector<HostMatrix<T>> originals;
+    for (size_t b = 0; b < shapes.size(); ++b)
+      originals.push_back(lu_test_matrix<T>(shapes[b].first, shapes[b].second, b % 4));
+    auto fast = variable_batch(originals);
+    auto reference = variable_batch(originals);
+    auto fast_ipiv = make_variable_vectors<int>("ipiv", min_dimensions(fast));
+    auto reference_ipiv = make_variable_vectors<int>("ipiv", min_dimensions(fast));
+    Kokkos::View<int*> fast_info("info", fast.count()), reference_info("info", fast.count());
+    factor_both(fast, reference, fast_ipiv, reference_ipiv, fast_info, reference_info);
+    const auto lu = host_matrices(fast);
+    const auto reference_lu = host_matrices(reference);
+    const auto pivots = host_matrices(fast_ipiv);
+    const auto reference_pivots = host_matrices(reference_ipiv);
+    const auto infos = to_host(fast_info);
+    const auto reference_infos = to_host(reference_info);
+    for (size_t b = 0; b < shapes.size(); ++b) {
+      CAPTURE(b, shapes[b].first, shapes[b].second);
+      check_against_portable(
+          originals[b], lu[b], reference_lu[b], Kokkos::subview(pivots[b], Kokkos::ALL, 0),
+          Kokkos::subview(reference_pivots[b], Kokkos::ALL, 0), infos(b), reference_infos(b));
+    }
+  }
+
+  SECTION("NaN and Inf spread in their own matrices only, and the call completes") {
+    const int n = 150, count = 4;
+    std::vector<HostMatrix<T>> originals;
+    for (int b = 0; b < count; ++b) originals.push_back(random_matrix<T>(n, n));
+    originals[1](4, 2) = T(std::numeric_limits<real_t<T>>::quiet_NaN());
+    originals[2](70, 60) = T(std::numeric_limits<real_t<T>>::infinity());
+    for (int i = 0; i < n; ++i)
+      originals[3](i, 40) = T(std::numeric_limits<real_t<T>>::quiet_NaN());
+    auto fast = device_batch(originals, n, n);
+    auto reference = device_batch(originals, n, n);
+    Kokkos::View<int**, Kokkos::LayoutRight> fast_ipiv("ipiv", count, n),
+        reference_ipiv("ipiv", count, n);
+    Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
+    factor_both(fast, reference, fast_ipiv, reference_ipiv, fast_info, reference_info);
+    const auto lu = to_host(fast);
+    const auto infos = to_host(fast_info);
+    const auto reference_infos = to_host(reference_info);
+    CHECK(lu_backward_error(originals[0], host_matrix(lu, 0),
+                            Kokkos::subview(to_host(fast_ipiv), 0, Kokkos::ALL)) < 30);
+    CHECK(all_finite(host_matrix(lu, 0)));
+    CHECK(!all_finite(host_matrix(lu, 1)));
+    CHECK(!all_finite(host_matrix(lu, 2)));
+    CHECK(!all_finite(host_matrix(lu, 3)));
+    // Not the Inf member's: a complex division by Inf may give NaN or 0 (cuCdiv, Kokkos::complex).
+    for (const int b : {0, 1, 3}) CHECK(infos(b) == reference_infos(b));
+  }
+
+  SECTION("one matrix past the block kernel's limit takes the batch to the portable path") {
+    const int limit = cuda::kernels::getrf_batched_block_max_size;
+    CHECK(cuda::getrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, limit, limit))));
+    CHECK(!cuda::getrf_batched_fits(
+        impl::matrices<Exec>(make_batch<T>("A", 2, limit + 1, limit + 1))));
+    CHECK(!cuda::getrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, limit + 1, 10))));
+    CHECK(!cuda::getrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, 10, limit + 1))));
+    std::vector<HostMatrix<T>> originals = {random_matrix<T>(limit + 1, limit + 1),
+                                            random_matrix<T>(40, 40, true)};
+    auto A = variable_batch(originals);
+    CHECK(!cuda::getrf_batched_fits(impl::matrices<Exec>(A)));
+    auto ipiv = make_variable_vectors<int>("ipiv", min_dimensions(A));
+    Kokkos::View<int*> info("info", A.count());
+    getrf_batched(exec, A, ipiv, info);
+    const auto lu = host_matrices(A);
+    const auto pivots = host_matrices(ipiv);
+    const auto infos = to_host(info);
+    for (int b = 0; b < 2; ++b) {
+      CAPTURE(b);
+      CHECK(infos(b) == (b == 1 ? 6 : 0));
+      CHECK(lu_backward_error(originals[b], lu[b], Kokkos::subview(pivots[b], Kokkos::ALL, 0)) <
+            30);
     }
   }
 }

@@ -245,4 +245,143 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched equals portable::potrf_batched", "[potrf
       }
     }
 }
+
+namespace {
+
+// A Hermitian test matrix of one of four kinds: positive definite; not, from diagonal entry
+// min(3, n - 1) (spd_matrix's); not, from diagonal entry n - 5 (a failure in a later panel);
+// positive definite and graded (D A D, D = diag(2^-(i / 8)), exactly).
+template <class T>
+HostMatrix<T> cholesky_test_matrix(int n, int kind) {
+  HostMatrix<T> a = spd_matrix<T>(n, kind == 1);
+  if (kind == 2 && n > 4) a(n - 5, n - 5) = T(-1);
+  if (kind == 3)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        a(i, j) = T(a(i, j) * real_t<T>(std::ldexp(1.0, -(i / 8) - (j / 8))));
+  return a;
+}
+
+// The CUDA path's factor of one matrix against the portable kernel's: same info; where the
+// factorization completes, an accurate factor; the leading columns it completed equal up to
+// rounding.
+template <class T>
+void check_against_portable(const HostMatrix<T>& original, const HostMatrix<T>& factor,
+                            const HostMatrix<T>& reference, int info, int reference_info,
+                            Triangle uplo) {
+  REQUIRE(info == reference_info);
+  const int n = original.extent(0);
+  const int done = info == 0 ? n : info - 1;
+  if (info == 0) CHECK(cholesky_backward_error(original, factor, uplo) < 30);
+  double difference = 0, size = 0;
+  for (int j = 0; j < done; ++j)
+    for (int i = j; i < n; ++i) {
+      const auto [r, c] = uplo == Triangle::lower ? std::pair{i, j} : std::pair{j, i};
+      const Wide expected = Wide(reference(r, c));
+      difference = std::max(difference, double(Kokkos::abs(Wide(factor(r, c)) - expected)));
+      size = std::max(size, double(Kokkos::abs(expected)));
+    }
+  CHECK(difference <= 64 * n * eps<T>() * size);
+}
+
+}  // namespace
+
+// The block-per-matrix CUDA kernel (orders 33 to 256) against the portable team kernel on the GPU:
+// fixed batches, a variable batch of orders 0 to 256 (which the block kernel takes whole), both
+// triangles, failures in the first and in later panels, a NaN member, and the limit.
+TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_batched",
+                   "[potrf_batched][cuda]", float, double, Kokkos::complex<float>,
+                   Kokkos::complex<double>) {
+  using T = TestType;
+  const Kokkos::Cuda exec;
+  const auto factor_both = [&](Triangle uplo, const auto& fast, const auto& reference,
+                               const auto& fast_info, const auto& reference_info) {
+    const auto a_fast = impl::matrices<Exec>(fast);
+    const auto a_reference = impl::matrices<Exec>(reference);
+    REQUIRE(cuda::potrf_batched_fits(a_fast));
+    REQUIRE(a_fast.max_rows > cuda::kernels::potrf_batched_max_size);
+    cuda::potrf_batched(exec, uplo, a_fast, fast_info);
+    portable::potrf_batched(exec, uplo, a_reference, reference_info,
+                            impl::batch_launch<Exec>(a_reference));
+    exec.fence();
+  };
+
+  for (const Triangle uplo : {Triangle::lower, Triangle::upper}) {
+    CAPTURE(static_cast<int>(uplo));
+    for (const auto [n, count] :
+         std::vector<Case>{{33, 8}, {47, 8}, {64, 8}, {100, 4}, {128, 4}, {255, 4}, {256, 4}}) {
+      CAPTURE(n);
+      std::vector<HostMatrix<T>> originals;
+      for (int b = 0; b < count; ++b) originals.push_back(cholesky_test_matrix<T>(n, b % 4));
+      auto fast = device_batch(originals, n, n);
+      auto reference = device_batch(originals, n, n);
+      Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
+      factor_both(uplo, fast, reference, fast_info, reference_info);
+      const auto factors = to_host(fast);
+      const auto reference_factors = to_host(reference);
+      const auto infos = to_host(fast_info);
+      const auto reference_infos = to_host(reference_info);
+      for (int b = 0; b < count; ++b) {
+        CAPTURE(b);
+        check_against_portable(originals[b], host_matrix(factors, b),
+                               host_matrix(reference_factors, b), infos(b), reference_infos(b),
+                               uplo);
+      }
+    }
+
+    const std::vector<int> sizes = {1, 256, 33, 0, 5, 47, 128, 64, 100, 31, 255, 2, 96, 129, 32};
+    std::vector<HostMatrix<T>> originals;
+    for (size_t b = 0; b < sizes.size(); ++b)
+      originals.push_back(cholesky_test_matrix<T>(sizes[b], b % 4));
+    auto fast = variable_batch(originals);
+    auto reference = variable_batch(originals);
+    Kokkos::View<int*> fast_info("info", fast.count()), reference_info("info", fast.count());
+    factor_both(uplo, fast, reference, fast_info, reference_info);
+    const auto factors = host_matrices(fast);
+    const auto reference_factors = host_matrices(reference);
+    const auto infos = to_host(fast_info);
+    const auto reference_infos = to_host(reference_info);
+    for (size_t b = 0; b < sizes.size(); ++b) {
+      CAPTURE(b, sizes[b]);
+      check_against_portable(originals[b], factors[b], reference_factors[b], infos(b),
+                             reference_infos(b), uplo);
+    }
+  }
+
+  // A NaN diagonal stops its matrix at once; a NaN below the diagonal reaches a diagonal later.
+  {
+    const int n = 100, count = 3;
+    std::vector<HostMatrix<T>> originals;
+    for (int b = 0; b < count; ++b) originals.push_back(spd_matrix<T>(n));
+    originals[1](0, 0) = T(std::numeric_limits<real_t<T>>::quiet_NaN());
+    originals[2](60, 50) = originals[2](50, 60) = T(std::numeric_limits<real_t<T>>::quiet_NaN());
+    auto fast = device_batch(originals, n, n);
+    auto reference = device_batch(originals, n, n);
+    Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
+    factor_both(Triangle::lower, fast, reference, fast_info, reference_info);
+    const auto infos = to_host(fast_info);
+    const auto reference_infos = to_host(reference_info);
+    CHECK(infos(0) == 0);
+    CHECK(infos(1) == 1);
+    CHECK(infos(2) == reference_infos(2));
+    CHECK(infos(2) > 0);
+  }
+
+  const int limit = cuda::kernels::potrf_batched_block_max_size;
+  CHECK(cuda::potrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, limit, limit))));
+  CHECK(
+      !cuda::potrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, limit + 1, limit + 1))));
+  std::vector<HostMatrix<T>> beyond = {spd_matrix<T>(limit + 1), spd_matrix<T>(40)};
+  auto A = variable_batch(beyond);
+  CHECK(!cuda::potrf_batched_fits(impl::matrices<Exec>(A)));
+  Kokkos::View<int*> info("info", A.count());
+  potrf_batched(exec, Triangle::lower, A, info);
+  const auto factors = host_matrices(A);
+  const auto infos = to_host(info);
+  for (int b = 0; b < 2; ++b) {
+    CAPTURE(b);
+    CHECK(infos(b) == 0);
+    CHECK(cholesky_backward_error(beyond[b], factors[b], Triangle::lower) < 30);
+  }
+}
 #endif

@@ -1,7 +1,8 @@
 #pragma once
 // The CUDA specialization of the batched LU (basalt::portable::getrf_batched's contract) for
-// batches whose matrices are all at most 32 x 32: takes the batch apart and launches the
-// warp-per-matrix kernel. Larger matrices stay on the portable path (Specialization::handles).
+// batches whose matrices are all at most 256 x 256: takes the batch apart and launches the
+// warp-per-matrix kernel (all at most 32 x 32) or the block-per-matrix one. Larger matrices stay
+// on the portable path (Specialization::handles).
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <type_traits>
@@ -34,18 +35,29 @@ auto device_batch(const Access& A) {
   return d;
 }
 
-// Whether every matrix of A fits the small-size kernel.
+// Whether every matrix of A fits the warp-segment kernel.
 template <class Access>
-bool getrf_batched_fits(const Access& A) {
+bool getrf_batched_fits_small(const Access& A) {
   return A.max_rows <= kernels::getrf_batched_max_rows &&
          A.max_cols <= kernels::getrf_batched_max_columns;
+}
+
+// Whether every matrix of A fits one of the CUDA kernels.
+template <class Access>
+bool getrf_batched_fits(const Access& A) {
+  return std::max(A.max_rows, A.max_cols) <= kernels::getrf_batched_block_max_size;
 }
 
 template <class Access, class PivAccess, class InfoView>
 void getrf_batched(const Kokkos::Cuda& exec, const Access& A, const PivAccess& ipiv,
                    const InfoView& info) {
-  kernels::getrf_batched_small(exec.cuda_stream(), device_batch(A), device_batch(ipiv), info.data(),
-                               info.stride(0), A.count, std::max(A.max_rows, A.max_cols));
+  if (getrf_batched_fits_small(A))
+    kernels::getrf_batched_small(exec.cuda_stream(), device_batch(A), device_batch(ipiv),
+                                 info.data(), info.stride(0), A.count,
+                                 std::max(A.max_rows, A.max_cols));
+  else
+    kernels::getrf_batched_block(exec.cuda_stream(), device_batch(A), device_batch(ipiv),
+                                 info.data(), info.stride(0), A.count, A.max_rows);
 }
 
 }  // namespace cuda

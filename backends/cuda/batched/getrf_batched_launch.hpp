@@ -1,12 +1,16 @@
 #pragma once
-// Launcher of the CUDA batched LU for small matrices (seed 001: the whole matrix kept on chip).
-// No Kokkos: getrf_batched.cu includes this.
+// Launchers of the CUDA batched LU (seed 001). No Kokkos: the .cu files include this.
 //
-// One warp segment per matrix (4, 8, 16 or 32 lanes: as many matrices per warp as fit), one row
-// per lane, the row in registers: the pivot search is a segment reduction, the broadcast of the
-// pivot row is shuffles, interchanges only relabel rows, and scaling and rank-1 update run on
-// registers. No shared memory, so as many warps as registers allow share an SM. Matrices up to
-// max_rows x max_columns.
+// Small matrices (getrf_batched.cu, the whole matrix kept on chip): one warp segment per matrix (4,
+// 8, 16 or 32 lanes: as many matrices per warp as fit), one row per lane, the row in registers: the
+// pivot search is a segment reduction, the broadcast of the pivot row is shuffles, interchanges
+// only relabel rows, and scaling and rank-1 update run on registers. No shared memory, so as many
+// warps as registers allow share an SM. Matrices up to max_rows x max_columns.
+//
+// Larger matrices, up to block_max_size rows and columns (getrf_batched_block.cu): one thread
+// block per matrix, one row per thread, blocked by 32-column panels held in registers; the
+// trailing columns go through registers in chunks, the other factor's chunk in shared memory
+// (a few KB, so several blocks share an SM).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -15,6 +19,7 @@ namespace basalt::cuda::kernels {
 
 inline constexpr int getrf_batched_max_rows = 32;
 inline constexpr int getrf_batched_max_columns = 32;
+inline constexpr int getrf_batched_block_max_size = 256;
 
 // Where matrix b of a batch lies: fixed (every matrix rows x cols at data + b * batch_stride)
 // or variable (sizes, leading dimensions and offsets per matrix, device arrays). Pivot and
@@ -38,5 +43,10 @@ struct DeviceBatch {
 template <class T>
 void getrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<int>& ipiv,
                          int* info, std::int64_t info_stride, int count, int largest);
+
+// The same for matrices of at most block_max_size rows and columns (rows: the most rows of any).
+template <class T>
+void getrf_batched_block(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<int>& ipiv,
+                         int* info, std::int64_t info_stride, int count, int rows);
 
 }  // namespace basalt::cuda::kernels

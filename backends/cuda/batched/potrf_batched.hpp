@@ -1,7 +1,8 @@
 #pragma once
 // The CUDA specialization of the batched Cholesky (basalt::portable::potrf_batched's contract)
-// for batches whose matrices are all at most 32 x 32: takes the batch apart and launches the
-// warp-segment kernel. Larger matrices stay on the portable path (Specialization::handles).
+// for batches whose matrices are all at most 256 x 256: takes the batch apart and launches the
+// warp-segment kernel (all at most 32 x 32) or the block-per-matrix one. Larger matrices stay on
+// the portable path (Specialization::handles).
 #include <Kokkos_Core.hpp>
 
 #include "basalt/backends/cuda/batched/getrf_batched.hpp"
@@ -14,13 +15,17 @@ namespace cuda {
 
 template <class Access>
 bool potrf_batched_fits(const Access& A) {
-  return A.max_rows <= kernels::potrf_batched_max_size;
+  return A.max_rows <= kernels::potrf_batched_block_max_size;
 }
 
 template <class Access, class InfoView>
 void potrf_batched(const Kokkos::Cuda& exec, Triangle uplo, const Access& A, const InfoView& info) {
-  kernels::potrf_batched_small(exec.cuda_stream(), uplo == Triangle::lower, device_batch(A),
-                               info.data(), info.stride(0), A.count, A.max_rows);
+  if (A.max_rows <= kernels::potrf_batched_max_size)
+    kernels::potrf_batched_small(exec.cuda_stream(), uplo == Triangle::lower, device_batch(A),
+                                 info.data(), info.stride(0), A.count, A.max_rows);
+  else
+    kernels::potrf_batched_block(exec.cuda_stream(), uplo == Triangle::lower, device_batch(A),
+                                 info.data(), info.stride(0), A.count, A.max_rows);
 }
 
 }  // namespace cuda

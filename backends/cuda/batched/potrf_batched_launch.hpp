@@ -1,10 +1,14 @@
 #pragma once
-// Launcher of the CUDA batched Cholesky for small matrices (seed 001: the whole matrix kept on
-// chip). No Kokkos: potrf_batched.cu includes this.
+// Launchers of the CUDA batched Cholesky (seed 001). No Kokkos: the .cu files include this.
 //
-// As the batched LU: one warp segment per matrix (4, 8, 16 or 32 lanes), lane i holding row i of
-// the lower factor in registers (for an upper triangle, column i, conjugated), the diagonal
-// element and the factor's column broadcast by shuffles. Matrices up to max_size x max_size.
+// Small matrices (potrf_batched.cu), as the batched LU: one warp segment per matrix (4, 8, 16 or 32
+// lanes), lane i holding row i of the lower factor in registers (for an upper triangle, column i,
+// conjugated), the diagonal element and the factor's column broadcast by shuffles. Matrices up to
+// max_size x max_size.
+//
+// Larger matrices, up to block_max_size (potrf_batched_block.cu): as the batched LU's block
+// kernel, one thread block per matrix, thread i holding row i of the factor's current 32-column
+// panel in registers, the trailing columns in chunks through registers.
 #include <cuda_runtime.h>
 
 #include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"
@@ -12,6 +16,7 @@
 namespace basalt::cuda::kernels {
 
 inline constexpr int potrf_batched_max_size = 32;
+inline constexpr int potrf_batched_block_max_size = 256;
 
 // Cholesky factorization of the `lower` (else upper) triangle of `count` Hermitian matrices of
 // at most max_size x max_size (largest: the order of the largest). info(b) = info[b *
@@ -19,6 +24,11 @@ inline constexpr int potrf_batched_max_size = 32;
 // stops at k. Asynchronous on stream.
 template <class T>
 void potrf_batched_small(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
+                         std::int64_t info_stride, int count, int largest);
+
+// The same for matrices of order at most block_max_size.
+template <class T>
+void potrf_batched_block(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
                          std::int64_t info_stride, int count, int largest);
 
 }  // namespace basalt::cuda::kernels

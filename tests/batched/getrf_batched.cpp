@@ -411,13 +411,16 @@ HostMatrix<T> lu_test_matrix(int m, int n, int kind) {
   return a;
 }
 
-// The CUDA path's factors of one matrix against the portable kernel's on the same input: same
-// info, accurate factors, and in double the same pivots and factors equal up to rounding.
+// The CUDA path's factors of one matrix of lu_test_matrix's `kind` against the portable
+// kernel's on the same input: same info, accurate factors, and in double the same pivots and
+// factors equal up to rounding. In complex arithmetic the row of two equal rows' difference is
+// exactly zero only where both sides round alike, which cuCmul/cuCdiv and Kokkos::complex do
+// not promise: there the info is not compared.
 template <class T, class Piv>
 void check_against_portable(const HostMatrix<T>& original, const HostMatrix<T>& lu,
                             const HostMatrix<T>& reference_lu, const Piv& pivots,
-                            const Piv& reference_pivots, int info, int reference_info) {
-  CHECK(info == reference_info);
+                            const Piv& reference_pivots, int info, int reference_info, int kind) {
+  if (std::is_floating_point_v<T> || kind != 3) CHECK(info == reference_info);
   CHECK(lu_backward_error(original, lu, pivots) < 30);
   CHECK(all_finite(lu));
   if constexpr (std::is_same_v<real_t<T>, double>) {
@@ -481,7 +484,7 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_ba
         check_against_portable(originals[b], host_matrix(lu, b), host_matrix(reference_lu, b),
                                Kokkos::subview(pivots, b, Kokkos::ALL),
                                Kokkos::subview(reference_pivots, b, Kokkos::ALL), infos(b),
-                               reference_infos(b));
+                               reference_infos(b), b % 4);
       }
     }
   }
@@ -510,7 +513,8 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_ba
       CAPTURE(b, shapes[b].first, shapes[b].second);
       check_against_portable(
           originals[b], lu[b], reference_lu[b], Kokkos::subview(pivots[b], Kokkos::ALL, 0),
-          Kokkos::subview(reference_pivots[b], Kokkos::ALL, 0), infos(b), reference_infos(b));
+          Kokkos::subview(reference_pivots[b], Kokkos::ALL, 0), infos(b), reference_infos(b),
+          int(b % 4));
     }
   }
 

@@ -64,22 +64,41 @@ __device__ Real norm3(Real a, Real b, Real c) {
   return largest * sqrt(a * a + b * b + c * c);
 }
 
+// first ? a : b through the bits: a plain select between two elements of a register array
+// becomes a select between their addresses, which moves the array to local memory.
+__device__ inline float pick(bool first, float a, float b) {
+  const unsigned mask = 0u - static_cast<unsigned>(first);
+  return __uint_as_float((__float_as_uint(a) & mask) | (__float_as_uint(b) & ~mask));
+}
+__device__ inline double pick(bool first, double a, double b) {
+  const unsigned long long mask = 0ull - static_cast<unsigned long long>(first);
+  return __longlong_as_double(static_cast<long long>(
+      (static_cast<unsigned long long>(__double_as_longlong(a)) & mask) |
+      (static_cast<unsigned long long>(__double_as_longlong(b)) & ~mask)));
+}
+__device__ inline cuFloatComplex pick(bool first, cuFloatComplex a, cuFloatComplex b) {
+  return make_cuFloatComplex(pick(first, a.x, b.x), pick(first, a.y, b.y));
+}
+__device__ inline cuDoubleComplex pick(bool first, cuDoubleComplex a, cuDoubleComplex b) {
+  return make_cuDoubleComplex(pick(first, a.x, b.x), pick(first, a.y, b.y));
+}
+
 // On lane l, the sum over the warp's lanes of v[l] (v is overwritten): each round halves the
-// values a lane keeps, 31 shuffles in all instead of 32 x 5.
-template <class T>
+// values a lane keeps, 31 shuffles in all instead of 32 x 5. A template per round, so that every
+// index is a constant.
+template <int Half, class T>
 __device__ T warp_transpose_sum(T (&v)[32]) {
-  const int lane = threadIdx.x % 32;
+  const bool upper = threadIdx.x & Half;
 #pragma unroll
-  for (int half = 16; half >= 1; half /= 2) {
-    const bool upper = lane & half;
-#pragma unroll
-    for (int k = 0; k < half; ++k) {
-      const T send = upper ? v[k] : v[k + half];
-      const T keep = upper ? v[k + half] : v[k];
-      v[k] = ops::add(keep, warp::shuffle_xor<32>(send, half));
-    }
+  for (int k = 0; k < Half; ++k) {
+    const T send = pick(upper, v[k], v[k + Half]);
+    const T keep = pick(upper, v[k + Half], v[k]);
+    v[k] = ops::add(keep, warp::shuffle_xor<32>(send, Half));
   }
-  return v[0];
+  if constexpr (Half > 1)
+    return warp_transpose_sum<Half / 2>(v);
+  else
+    return v[0];
 }
 
 template <class T>
@@ -94,7 +113,7 @@ template <class T>
 __device__ ColumnSums<T> block_column_sums(T (&v)[32], bool owner, const T (&row)[32],
                                            Shared<T>& sh, int& buffer) {
   const int lane = threadIdx.x % 32, warp_index = threadIdx.x / 32, warps = blockDim.x / 32;
-  sh.rows[buffer][warp_index][lane] = warp_transpose_sum(v);
+  sh.rows[buffer][warp_index][lane] = warp_transpose_sum<16>(v);
   if (owner)
 #pragma unroll
     for (int c = 0; c < 32; ++c) sh.rows[buffer][max_warps][c] = row[c];
@@ -134,7 +153,7 @@ __device__ void block_vh_x(const T (&v)[32], const T (&x)[chunk_width<T>], Share
     T products[32];
 #pragma unroll
     for (int k = 0; k < 32; ++k) products[k] = ops::multiply(ops::conjugate(v[k]), x[c]);
-    sh.partial[warp_index][c][lane] = warp_transpose_sum(products);
+    sh.partial[warp_index][c][lane] = warp_transpose_sum<16>(products);
   }
   __syncthreads();
   T* total = &sh.partial[0][0][0];
@@ -144,6 +163,15 @@ __device__ void block_vh_x(const T (&v)[32], const T (&x)[chunk_width<T>], Share
     total[e] = s;  // only this thread reads or writes element e here
   }
   __syncthreads();
+}
+
+// panel[0] moved to the back, the rest forward.
+template <class T>
+__device__ void rotate(T (&panel)[32]) {
+  const T first = panel[0];
+#pragma unroll
+  for (int c = 0; c < 31; ++c) panel[c] = panel[c + 1];
+  panel[31] = first;
 }
 
 // LAPACK's geqr2 on the panel A(j0:m, j0:j0+width) held in registers (`panel`: this thread's
@@ -158,32 +186,29 @@ __device__ void factor_panel(T (&panel)[32], const warp::Located<T>& tau, int j0
                              int m, Shared<T>& sh, int& buffer) {
   using Real = ops::real_of_t<T>;
   const int i = threadIdx.x, lane = threadIdx.x % 32;
-  // A runtime loop (panel[jj] read and written through compile-time indices): unrolling it
-  // would multiply the code by 32.
+  // A runtime loop over the columns, the panel rotated by one after each so that the current
+  // column is always panel[0]: indices known at compile time keep it in registers, and the
+  // loop body is not repeated 32 times.
 #pragma unroll 1
   for (int jj = 0; jj < width; ++jj) {
-    const int j = j0 + jj;
-    const bool below = i > j && i < m;  // the reflector's stored part
-    T current{};
-#pragma unroll
-    for (int c = 0; c < 32; ++c)
-      if (c == jj) current = panel[c];
-    const T x = below ? current : T{};
+    const int j = j0 + jj, remaining = width - jj;  // columns j.. are panel[0..remaining)
+    const bool below = i > j && i < m;               // the reflector's stored part
+    const T x = below ? panel[0] : T{};
     T products[32];
 #pragma unroll
     for (int c = 0; c < 32; ++c) products[c] = ops::multiply(ops::conjugate(x), panel[c]);
     ColumnSums<T> sums = block_column_sums(products, i == j, panel, sh, buffer);
-    const T alpha = sums.row[jj];
-    const Real squares = ops::real_part(warp::shuffle<32>(sums.total, jj));
+    const T alpha = sums.row[0];
+    const Real squares = ops::real_part(warp::shuffle<32>(sums.total, 0));
     const bool products_finite =
-        __all_sync(warp::full_mask, lane <= jj || lane >= width || finite(sums.total));
+        __all_sync(warp::full_mask, lane == 0 || lane >= remaining || finite(sums.total));
     const bool unscaled = squares >= smallest_trusted_square<Real>() && isfinite(squares) &&
                           products_finite;  // the same on every thread
     Real xnorm;
     if (unscaled) {
       xnorm = sqrt(squares);
     } else {
-      const Real magnitude = below ? ops::magnitude(current) : Real(0);
+      const Real magnitude = ops::magnitude(x);
       const Real largest = block_reduce<T>(magnitude, true, sh, buffer);
       const Real scale = largest > Real(0) ? largest : Real(1);
       xnorm = scale * sqrt(block_reduce<T>(magnitude / scale * (magnitude / scale), false, sh,
@@ -198,34 +223,36 @@ __device__ void factor_panel(T (&panel)[32], const warp::Located<T>& tau, int j0
       tau.base[j * tau.row_stride] = t;
       sh.tau[jj] = t;
     }
-    if (identity) continue;  // the same on every thread
-    // Each entry divided, not multiplied by a reciprocal that could overflow.
-    const T denominator = ops::make_scalar<T>(alpha_re - beta, alpha_im);
-    const T v = below ? ops::divide(current, denominator) : T{};
-    const T diagonal = ops::make_scalar<T>(beta);
+    if (!identity) {  // the same on every thread
+      // Each entry divided, not multiplied by a reciprocal that could overflow.
+      const T denominator = ops::make_scalar<T>(alpha_re - beta, alpha_im);
+      const T v = below ? ops::divide(x, denominator) : T{};
+      if (below) panel[0] = v;
+      if (i == j) panel[0] = ops::make_scalar<T>(beta);
+      // w(c) = v^H A(j:m, c) = x^H A(j+1:m, c) / conj(alpha - beta) + A(j, c).
+      if (unscaled) {
+        sums.total = ops::divide(sums.total, ops::conjugate(denominator));
+      } else {
 #pragma unroll
-    for (int c = 0; c < 32; ++c)
-      if (c == jj) panel[c] = below ? v : i == j ? diagonal : panel[c];
-    // w(c) = v^H A(j:m, c) = x^H A(j+1:m, c) / conj(alpha - beta) + A(j, c).
-    if (unscaled) {
-      sums.total = ops::divide(sums.total, ops::conjugate(denominator));
-    } else {
+        for (int c = 0; c < 32; ++c) products[c] = ops::multiply(ops::conjugate(v), panel[c]);
+        sums = block_column_sums(products, i == j, panel, sh, buffer);
+      }
+      const T applied = ops::conjugate(t);
+      // Every lane takes part in every shuffle; only the panel's later columns change.
 #pragma unroll
-      for (int c = 0; c < 32; ++c) products[c] = ops::multiply(ops::conjugate(v), panel[c]);
-      sums = block_column_sums(products, i == j, panel, sh, buffer);
-    }
-    const T applied = ops::conjugate(t);
-    // Every lane takes part in every shuffle; the columns outside (jj, width) are left alone.
-#pragma unroll
-    for (int c = 0; c < 32; ++c) {
-      const T w = ops::add(warp::shuffle<32>(sums.total, c), sums.row[c]);
-      const T scaled_w = ops::multiply(applied, w);
-      if (c > jj && c < width) {
-        if (below) panel[c] = ops::minus_product(panel[c], v, scaled_w);
-        if (i == j) panel[c] = ops::minus_product(panel[c], ops::make_scalar<T>(1), scaled_w);
+      for (int c = 1; c < 32; ++c) {
+        const T w = ops::add(warp::shuffle<32>(sums.total, c), sums.row[c]);
+        const T scaled_w = ops::multiply(applied, w);
+        if (c < remaining) {
+          if (below) panel[c] = ops::minus_product(panel[c], v, scaled_w);
+          if (i == j) panel[c] = ops::minus_product(panel[c], ops::make_scalar<T>(1), scaled_w);
+        }
       }
     }
+    rotate(panel);
   }
+#pragma unroll 1
+  for (int r = width; r < 32; ++r) rotate(panel);  // back to column order
 }
 
 // T of H(j0) ... H(j0 + width - 1) = I - V T V^H (LAPACK's larft, forward, columnwise) in sh.t,
@@ -233,14 +260,12 @@ __device__ void factor_panel(T (&panel)[32], const warp::Located<T>& tau, int j0
 template <class T>
 __device__ void form_t(const T (&v)[32], int width, Shared<T>& sh) {
   constexpr int chunk = chunk_width<T>;
-#pragma unroll 1
+  // Unrolled: v indexed at run time would put it in local memory.
+#pragma unroll
   for (int c0 = 0; c0 < 32; c0 += chunk) {
     T columns[chunk];
 #pragma unroll
-    for (int c = 0; c < chunk; ++c)
-#pragma unroll
-      for (int k = 0; k < 32; ++k)
-        if (k == c0 + c) columns[c] = v[k];  // compile-time indices into v: no local memory
+    for (int c = 0; c < chunk; ++c) columns[c] = v[c0 + c];
     block_vh_x(v, columns, sh);
     for (int e = threadIdx.x; e < chunk * 32; e += blockDim.x)
       sh.t[e % 32][c0 + e / 32] = sh.partial[0][e / 32][e % 32];  // G(k, c0 + c) = v_k^H v_c

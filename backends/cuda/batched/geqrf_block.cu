@@ -148,11 +148,16 @@ __device__ void block_vh_x(const T (&v)[32], const T (&x)[chunk_width<T>], Share
   constexpr int width = chunk_width<T>;
   const int lane = threadIdx.x % 32, warp_index = threadIdx.x / 32, warps = blockDim.x / 32;
   __syncthreads();  // the last readers of sh.partial (or of sh.rows, the same memory) are done
-#pragma unroll
+  // One column at a time (not unrolled: the scheduler would interleave the columns' 32
+  // products each and spill), x[c] picked with constant indices.
+#pragma unroll 1
   for (int c = 0; c < width; ++c) {
+    T xc = x[0];
+#pragma unroll
+    for (int q = 1; q < width; ++q) xc = pick(q == c, x[q], xc);
     T products[32];
 #pragma unroll
-    for (int k = 0; k < 32; ++k) products[k] = ops::multiply(ops::conjugate(v[k]), x[c]);
+    for (int k = 0; k < 32; ++k) products[k] = ops::multiply(ops::conjugate(v[k]), xc);
     sh.partial[warp_index][c][lane] = warp_transpose_sum<16>(products);
   }
   __syncthreads();

@@ -24,7 +24,7 @@ constexpr int chunk_width = sizeof(T) == 16 ? 4 : 8;
 template <class T>
 struct Shared {
   union {
-    // Panel reductions, two buffers used in turn so that one __syncthreads per reduction
+    // Panel reductions, two buffers used in turn so that one barrier per reduction
     // suffices: [buffer][warp][column] partial sums, [buffer][max_warps][column] the row of the
     // current diagonal element.
     T rows[2][max_warps + 1][panel_width];
@@ -39,6 +39,12 @@ __device__ inline bool finite(float x) { return isfinite(x); }
 __device__ inline bool finite(double x) { return isfinite(x); }
 __device__ inline bool finite(cuFloatComplex x) { return isfinite(x.x) && isfinite(x.y); }
 __device__ inline bool finite(cuDoubleComplex x) { return isfinite(x.x) && isfinite(x.y); }
+
+// The barrier of the block's first `threads` threads (a multiple of 32): the warps a matrix has
+// no rows for leave at the start, so a small matrix of a variable batch costs only its own warps.
+__device__ inline void sync(int threads) {
+  asm volatile("bar.sync 1, %0;" ::"r"(threads) : "memory");
+}
 
 // The smallest sum of squares the unscaled norm is trusted with: below it, squares lost to
 // underflow could matter.
@@ -111,13 +117,13 @@ struct ColumnSums {
 // Every thread of the block calls it.
 template <class T>
 __device__ ColumnSums<T> block_column_sums(T (&v)[32], bool owner, const T (&row)[32],
-                                           Shared<T>& sh, int& buffer) {
-  const int lane = threadIdx.x % 32, warp_index = threadIdx.x / 32, warps = blockDim.x / 32;
+                                           Shared<T>& sh, int& buffer, int threads) {
+  const int lane = threadIdx.x % 32, warp_index = threadIdx.x / 32, warps = threads / 32;
   sh.rows[buffer][warp_index][lane] = warp_transpose_sum<16>(v);
   if (owner)
 #pragma unroll
     for (int c = 0; c < 32; ++c) sh.rows[buffer][max_warps][c] = row[c];
-  __syncthreads();
+  sync(threads);
   T total = sh.rows[buffer][0][lane];
   for (int w = 1; w < warps; ++w) total = ops::add(total, sh.rows[buffer][w][lane]);
   const ColumnSums<T> sums{total, sh.rows[buffer][max_warps]};
@@ -127,11 +133,11 @@ __device__ ColumnSums<T> block_column_sums(T (&v)[32], bool owner, const T (&row
 
 // The block-wide sum (largest = false) or largest (NaN passed over) of a real value per thread.
 template <class T, class Real>
-__device__ Real block_reduce(Real v, bool largest, Shared<T>& sh, int& buffer) {
-  const int warp_index = threadIdx.x / 32, warps = blockDim.x / 32;
+__device__ Real block_reduce(Real v, bool largest, Shared<T>& sh, int& buffer, int threads) {
+  const int warp_index = threadIdx.x / 32, warps = threads / 32;
   v = largest ? warp::segment_max<32>(v) : warp::segment_sum<32>(v);
   if (threadIdx.x % 32 == 0) sh.rows[buffer][warp_index][0] = ops::make_scalar<T>(v);
-  __syncthreads();
+  sync(threads);
   Real result = ops::real_part(sh.rows[buffer][0][0]);
   for (int w = 1; w < warps; ++w) {
     const Real r = ops::real_part(sh.rows[buffer][w][0]);
@@ -144,10 +150,11 @@ __device__ Real block_reduce(Real v, bool largest, Shared<T>& sh, int& buffer) {
 // The block's V^H X for X of chunk_width columns (v: the thread's row of V, x: its row of X),
 // left in sh.partial[0][column of X][column of V]. Every thread of the block calls it.
 template <class T>
-__device__ void block_vh_x(const T (&v)[32], const T (&x)[chunk_width<T>], Shared<T>& sh) {
+__device__ void block_vh_x(const T (&v)[32], const T (&x)[chunk_width<T>], Shared<T>& sh,
+                           int threads) {
   constexpr int width = chunk_width<T>;
-  const int lane = threadIdx.x % 32, warp_index = threadIdx.x / 32, warps = blockDim.x / 32;
-  __syncthreads();  // the last readers of sh.partial (or of sh.rows, the same memory) are done
+  const int lane = threadIdx.x % 32, warp_index = threadIdx.x / 32, warps = threads / 32;
+  sync(threads);  // the last readers of sh.partial (or of sh.rows, the same memory) are done
   // One column at a time (not unrolled: the scheduler would interleave the columns' 32
   // products each and spill), x[c] picked with constant indices.
 #pragma unroll 1
@@ -160,14 +167,14 @@ __device__ void block_vh_x(const T (&v)[32], const T (&x)[chunk_width<T>], Share
     for (int k = 0; k < 32; ++k) products[k] = ops::multiply(ops::conjugate(v[k]), xc);
     sh.partial[warp_index][c][lane] = warp_transpose_sum<16>(products);
   }
-  __syncthreads();
+  sync(threads);
   T* total = &sh.partial[0][0][0];
-  for (int e = threadIdx.x; e < width * 32; e += blockDim.x) {
+  for (int e = threadIdx.x; e < width * 32; e += threads) {
     T s = total[e];
     for (int w = 1; w < warps; ++w) s = ops::add(s, (&sh.partial[w][0][0])[e]);
     total[e] = s;  // only this thread reads or writes element e here
   }
-  __syncthreads();
+  sync(threads);
 }
 
 // panel[0] moved to the back, the rest forward.
@@ -188,7 +195,7 @@ __device__ void rotate(T (&panel)[32]) {
 // again with the scaled norm and v^H A from the divided v.
 template <class T>
 __device__ void factor_panel(T (&panel)[32], const warp::Located<T>& tau, int j0, int width,
-                             int m, Shared<T>& sh, int& buffer) {
+                             int m, Shared<T>& sh, int& buffer, int threads) {
   using Real = ops::real_of_t<T>;
   const int i = threadIdx.x, lane = threadIdx.x % 32;
   // A runtime loop over the columns, the panel rotated by one after each so that the current
@@ -202,7 +209,7 @@ __device__ void factor_panel(T (&panel)[32], const warp::Located<T>& tau, int j0
     T products[32];
 #pragma unroll
     for (int c = 0; c < 32; ++c) products[c] = ops::multiply(ops::conjugate(x), panel[c]);
-    ColumnSums<T> sums = block_column_sums(products, i == j, panel, sh, buffer);
+    ColumnSums<T> sums = block_column_sums(products, i == j, panel, sh, buffer, threads);
     const T alpha = sums.row[0];
     const Real squares = ops::real_part(warp::shuffle<32>(sums.total, 0));
     const bool products_finite =
@@ -214,10 +221,10 @@ __device__ void factor_panel(T (&panel)[32], const warp::Located<T>& tau, int j0
       xnorm = sqrt(squares);
     } else {
       const Real magnitude = ops::magnitude(x);
-      const Real largest = block_reduce<T>(magnitude, true, sh, buffer);
+      const Real largest = block_reduce<T>(magnitude, true, sh, buffer, threads);
       const Real scale = largest > Real(0) ? largest : Real(1);
       xnorm = scale * sqrt(block_reduce<T>(magnitude / scale * (magnitude / scale), false, sh,
-                                           buffer));
+                                           buffer, threads));
     }
     const Real alpha_re = ops::real_part(alpha), alpha_im = ops::imag_part(alpha);
     const bool identity = xnorm == Real(0) && alpha_im == Real(0);  // H(j) = I, tau = 0
@@ -240,7 +247,7 @@ __device__ void factor_panel(T (&panel)[32], const warp::Located<T>& tau, int j0
       } else {
 #pragma unroll
         for (int c = 0; c < 32; ++c) products[c] = ops::multiply(ops::conjugate(v), panel[c]);
-        sums = block_column_sums(products, i == j, panel, sh, buffer);
+        sums = block_column_sums(products, i == j, panel, sh, buffer, threads);
       }
       const T applied = ops::conjugate(t);
       // Every lane takes part in every shuffle; only the panel's later columns change.
@@ -263,7 +270,7 @@ __device__ void factor_panel(T (&panel)[32], const warp::Located<T>& tau, int j0
 // T of H(j0) ... H(j0 + width - 1) = I - V T V^H (LAPACK's larft, forward, columnwise) in sh.t,
 // from v (this thread's row of V, unit diagonal and zeros above it included) and sh.tau.
 template <class T>
-__device__ void form_t(const T (&v)[32], int width, Shared<T>& sh) {
+__device__ void form_t(const T (&v)[32], int width, Shared<T>& sh, int threads) {
   constexpr int chunk = chunk_width<T>;
   // Unrolled: v indexed at run time would put it in local memory.
 #pragma unroll
@@ -271,11 +278,11 @@ __device__ void form_t(const T (&v)[32], int width, Shared<T>& sh) {
     T columns[chunk];
 #pragma unroll
     for (int c = 0; c < chunk; ++c) columns[c] = v[c0 + c];
-    block_vh_x(v, columns, sh);
-    for (int e = threadIdx.x; e < chunk * 32; e += blockDim.x)
+    block_vh_x(v, columns, sh, threads);
+    for (int e = threadIdx.x; e < chunk * 32; e += threads)
       sh.t[e % 32][c0 + e / 32] = sh.partial[0][e / 32][e % 32];  // G(k, c0 + c) = v_k^H v_c
   }
-  __syncthreads();
+  sync(threads);
   if (threadIdx.x < 32) {
     // Lane r builds row r: T(r, j) = -tau(j) sum_{k=r}^{j-1} T(r, k) G(k, j), T(j, j) = tau(j).
     // Column j of G is read by every lane before any lane overwrites it.
@@ -296,13 +303,13 @@ __device__ void form_t(const T (&v)[32], int width, Shared<T>& sh) {
       __syncwarp();
     }
   }
-  __syncthreads();
+  sync(threads);
 }
 
 // A = H^H A for A(j0:m, c0:c0+chunk_width), H = I - V T V^H: W = V^H C, W = T^H W, C -= V W.
 template <class T>
 __device__ void apply_block_reflector(const T (&v)[32], const warp::Located<T>& a, int j0, int c0,
-                                      int m, int n, Shared<T>& sh) {
+                                      int m, int n, Shared<T>& sh, int threads) {
   constexpr int chunk = chunk_width<T>;
   const int i = threadIdx.x;
   const bool mine = i >= j0 && i < m;
@@ -310,15 +317,15 @@ __device__ void apply_block_reflector(const T (&v)[32], const warp::Located<T>& 
 #pragma unroll
   for (int q = 0; q < chunk; ++q)
     c[q] = mine && c0 + q < n ? a.base[i * a.row_stride + (c0 + q) * a.col_stride] : T{};
-  block_vh_x(v, c, sh);
-  for (int e = threadIdx.x; e < chunk * 32; e += blockDim.x) {
+  block_vh_x(v, c, sh, threads);
+  for (int e = threadIdx.x; e < chunk * 32; e += threads) {
     const int q = e / 32, k = e % 32;
     T s{};
     for (int l = 0; l <= k; ++l)
       s = ops::add(s, ops::multiply(ops::conjugate(sh.t[l][k]), sh.partial[0][q][l]));
     sh.partial[1][q][k] = s;
   }
-  __syncthreads();
+  sync(threads);
 #pragma unroll
   for (int q = 0; q < chunk; ++q) {
 #pragma unroll
@@ -335,6 +342,10 @@ __global__ void __launch_bounds__(geqrf_batched_block_max_size)
   const warp::Located<T> tau = warp::locate(taus, blockIdx.x, count);
   const int m = a.rows, n = a.cols, steps = min(m, n);
   const int i = threadIdx.x;
+  if (steps == 0) return;
+  // Row i on thread i: the warps past the matrix's rows have nothing to do.
+  const int threads = min(static_cast<int>(blockDim.x), (m + 31) / 32 * 32);
+  if (i >= threads) return;
   int buffer = 0;
   for (int j0 = 0; j0 < steps; j0 += panel_width) {
     const int width = min(panel_width, steps - j0);
@@ -343,8 +354,8 @@ __global__ void __launch_bounds__(geqrf_batched_block_max_size)
 #pragma unroll
     for (int c = 0; c < 32; ++c)
       panel[c] = mine && c < width ? a.base[i * a.row_stride + (j0 + c) * a.col_stride] : T{};
-    __syncthreads();  // the last chunk's readers of sh (the same memory as sh.rows) are done
-    factor_panel(panel, tau, j0, width, m, sh, buffer);
+    sync(threads);  // the last chunk's readers of sh (the same memory as sh.rows) are done
+    factor_panel(panel, tau, j0, width, m, sh, buffer, threads);
 #pragma unroll
     for (int c = 0; c < 32; ++c) {
       if (mine && c < width) a.base[i * a.row_stride + (j0 + c) * a.col_stride] = panel[c];
@@ -353,9 +364,9 @@ __global__ void __launch_bounds__(geqrf_batched_block_max_size)
       panel[c] = stored ? panel[c] : c < width && i == j0 + c ? ops::make_scalar<T>(1) : T{};
     }
     if (j0 + width >= n) continue;  // no trailing columns; the same on every thread
-    form_t(panel, width, sh);
+    form_t(panel, width, sh, threads);
     for (int c0 = j0 + width; c0 < n; c0 += chunk_width<T>)
-      apply_block_reflector(panel, a, j0, c0, m, n, sh);
+      apply_block_reflector(panel, a, j0, c0, m, n, sh, threads);
   }
 }
 

@@ -7,7 +7,8 @@
 // columns: the panel in registers (each column's norm and its products with the panel's later
 // columns one block-wide reduction of 32 values), then T of the block reflector, then the
 // trailing columns in chunks read and written coalesced, C -= V T^H (V^H C). Under 40 kB of
-// shared memory, so several blocks share an SM.
+// shared memory, so several blocks share an SM. Blocks have as many warps as the batch's
+// tallest matrix needs; a block's warps past its own matrix's rows leave at once.
 #include <cuda_runtime.h>
 
 #include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"

@@ -701,9 +701,9 @@ TEMPLATE_TEST_CASE("cuda::geqrf_batched over 32 x 32 equals portable::geqrf_batc
     check_against_portable(originals, cycle, true);
   }
   const std::vector<std::pair<int, int>> shapes = {
-      {1, 1},    {256, 256}, {0, 4},     {4, 0},   {33, 1},   {1, 33},  {17, 250}, {250, 17},
-      {32, 32},  {33, 33},   {129, 100}, {100, 129}, {5, 3},  {64, 64}, {255, 256}, {2, 2},
-      {96, 96},  {150, 150}, {31, 70},   {70, 31}};
+      {1, 1},     {256, 256}, {0, 4},   {4, 0},     {33, 1},    {1, 33}, {17, 250},
+      {250, 17},  {32, 32},   {33, 33}, {129, 100}, {100, 129}, {5, 3},  {64, 64},
+      {255, 256}, {2, 2},     {96, 96}, {150, 150}, {31, 70},   {70, 31}};
   std::vector<HostMatrix<T>> originals;
   std::vector<Kind> kinds;
   for (size_t k = 0; k < shapes.size(); ++k) {
@@ -757,7 +757,8 @@ TEMPLATE_TEST_CASE("cuda::geqrf_batched over 32 x 32 on extreme entries and past
   const auto taus = host_matrices(tau);
   for (size_t b = 0; b < past.size(); ++b) {
     CAPTURE(b);
-    const auto [backward, loss] = qr_errors(past[b], qr[b], Kokkos::subview(taus[b], Kokkos::ALL, 0));
+    const auto [backward, loss] =
+        qr_errors(past[b], qr[b], Kokkos::subview(taus[b], Kokkos::ALL, 0));
     CHECK(backward < 30);
     CHECK(loss < 30);
   }

@@ -78,9 +78,9 @@ __device__ inline float pick(bool first, float a, float b) {
 }
 __device__ inline double pick(bool first, double a, double b) {
   const unsigned long long mask = 0ull - static_cast<unsigned long long>(first);
-  return __longlong_as_double(static_cast<long long>(
-      (static_cast<unsigned long long>(__double_as_longlong(a)) & mask) |
-      (static_cast<unsigned long long>(__double_as_longlong(b)) & ~mask)));
+  return __longlong_as_double(
+      static_cast<long long>((static_cast<unsigned long long>(__double_as_longlong(a)) & mask) |
+                             (static_cast<unsigned long long>(__double_as_longlong(b)) & ~mask)));
 }
 __device__ inline cuFloatComplex pick(bool first, cuFloatComplex a, cuFloatComplex b) {
   return make_cuFloatComplex(pick(first, a.x, b.x), pick(first, a.y, b.y));
@@ -194,8 +194,8 @@ __device__ void rotate(T (&panel)[32]) {
 // have overflowed or underflowed (or a product overflowed, or NaN came in) the column is done
 // again with the scaled norm and v^H A from the divided v.
 template <class T>
-__device__ void factor_panel(T (&panel)[32], const warp::Located<T>& tau, int j0, int width,
-                             int m, Shared<T>& sh, int& buffer, int threads) {
+__device__ void factor_panel(T (&panel)[32], const warp::Located<T>& tau, int j0, int width, int m,
+                             Shared<T>& sh, int& buffer, int threads) {
   using Real = ops::real_of_t<T>;
   const int i = threadIdx.x, lane = threadIdx.x % 32;
   // A runtime loop over the columns, the panel rotated by one after each so that the current
@@ -204,7 +204,7 @@ __device__ void factor_panel(T (&panel)[32], const warp::Located<T>& tau, int j0
 #pragma unroll 1
   for (int jj = 0; jj < width; ++jj) {
     const int j = j0 + jj, remaining = width - jj;  // columns j.. are panel[0..remaining)
-    const bool below = i > j && i < m;               // the reflector's stored part
+    const bool below = i > j && i < m;              // the reflector's stored part
     const T x = below ? panel[0] : T{};
     T products[32];
 #pragma unroll

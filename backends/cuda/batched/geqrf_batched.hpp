@@ -1,11 +1,13 @@
 #pragma once
 // The CUDA specialization of the batched QR (basalt::portable::geqrf_batched's contract) for
-// batches whose matrices are all at most 32 x 32: takes the batch apart and launches the
-// warp-segment kernel. Larger matrices stay on the portable path (Specialization::handles).
+// batches whose matrices are all at most 256 x 256: takes the batch apart and launches the
+// warp-segment kernel (every matrix at most 32 x 32) or the block-per-matrix kernel. Larger
+// matrices stay on the portable path (Specialization::handles).
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 
 #include "basalt/backends/cuda/batched/geqrf_batched_launch.hpp"
+#include "basalt/backends/cuda/batched/geqrf_block_launch.hpp"
 #include "basalt/backends/cuda/batched/getrf_batched.hpp"
 #include "basalt/core/dispatch.hpp"
 
@@ -15,13 +17,17 @@ namespace cuda {
 
 template <class Access>
 bool geqrf_batched_fits(const Access& A) {
-  return std::max(A.max_rows, A.max_cols) <= kernels::geqrf_batched_max_size;
+  return std::max(A.max_rows, A.max_cols) <= kernels::geqrf_batched_block_max_size;
 }
 
 template <class Access, class TauAccess>
 void geqrf_batched(const Kokkos::Cuda& exec, const Access& A, const TauAccess& tau) {
-  kernels::geqrf_batched_small(exec.cuda_stream(), device_batch(A), device_batch(tau), A.count,
-                               std::max(A.max_rows, A.max_cols));
+  const int largest = std::max(A.max_rows, A.max_cols);
+  if (largest <= kernels::geqrf_batched_max_size)
+    return kernels::geqrf_batched_small(exec.cuda_stream(), device_batch(A), device_batch(tau),
+                                        A.count, largest);
+  kernels::geqrf_batched_block(exec.cuda_stream(), device_batch(A), device_batch(tau), A.count,
+                               A.max_rows);
 }
 
 }  // namespace cuda

@@ -1,9 +1,7 @@
 #pragma once
 // The drivers' gemm, trsm and herk on CUDA: cuBLAS on the caller's stream
-// (basalt/backends/cuda/cublas.hpp); trsm with many right-hand sides through the triangle's
-// inverse and a gemm (trsm_inverse.hpp).
+// (basalt/backends/cuda/cublas.hpp).
 #include "basalt/backends/cuda/cublas.hpp"
-#include "basalt/backends/cuda/dense/trsm_inverse.hpp"
 #include "basalt/core/dispatch.hpp"
 #include "basalt/core/errors.hpp"
 
@@ -27,8 +25,6 @@ struct Specialization<routine::trsm, Kokkos::Cuda> {
   static void apply(const Kokkos::Cuda& exec, ApplySide side, bool lower, Op op, bool unit_diagonal,
                     Scalar alpha, const AView& A, const BView& B) {
     require(cublas::column_major(A, B), "trsm", "A", "cuBLAS takes column-major matrices");
-    if (cuda::trsm_inverse_pays(side, A, B))
-      return cuda::trsm_by_inverse(exec, side, lower, op, unit_diagonal, alpha, A, B);
     cublas::trsm(exec, side, lower, op, unit_diagonal, alpha, A, B);
   }
 };

@@ -96,4 +96,19 @@ __device__ inline T make_scalar(real_of_t<T> re, real_of_t<T> im = 0) {
     return {re, im};
 }
 
+// sqrt(a^2 + b^2 + c^2) without overflow or underflow (LAPACK's dlapy3, as the portable
+// kernels' norm3 in algorithms/batched/impl/team_qr.hpp): larfg's norm of a complex alpha and x.
+template <class Real>
+__device__ Real norm3(Real a, Real b, Real c) {
+  a = fabs(a);
+  b = fabs(b);
+  c = fabs(c);
+  const Real largest = fmax(a, fmax(b, c));
+  if (!(largest > Real(0))) return largest + a + b + c;  // zero, or NaN passed on
+  a /= largest;
+  b /= largest;
+  c /= largest;
+  return largest * sqrt(a * a + b * b + c * c);
+}
+
 }  // namespace basalt::cuda::ops

@@ -11,20 +11,6 @@ namespace basalt::cuda::kernels {
 
 namespace {
 
-// sqrt(a^2 + b^2 + c^2) without overflow or underflow (LAPACK's dlapy3), as the portable kernel.
-template <class Real>
-__device__ Real norm3(Real a, Real b, Real c) {
-  a = fabs(a);
-  b = fabs(b);
-  c = fabs(c);
-  const Real largest = fmax(a, fmax(b, c));
-  if (!(largest > Real(0))) return largest + a + b + c;  // zero, or NaN passed on
-  a /= largest;
-  b /= largest;
-  c /= largest;
-  return largest * sqrt(a * a + b * b + c * c);
-}
-
 // The portable team kernel's geqr2 (LAPACK's larfg reflectors: beta = -sign(re alpha)
 // ||(alpha, x)||, tau = (beta - alpha) / beta, v = x / (alpha - beta), H(j)^H applied to the
 // columns right of j), with lane i of a segment holding row i. Control flow is the same on every
@@ -57,7 +43,7 @@ __global__ void __launch_bounds__(warp::block_threads)
     const Real alpha_re = ops::real_part(alpha), alpha_im = ops::imag_part(alpha);
     const bool identity = xnorm == Real(0) && alpha_im == Real(0);  // H(j) = I, tau = 0
     const bool reflect = j < steps && !identity;
-    const Real norm = norm3(alpha_re, alpha_im, xnorm);
+    const Real norm = ops::norm3(alpha_re, alpha_im, xnorm);
     const Real beta = alpha_re >= Real(0) ? -norm : norm;
     const T t = identity ? T{} : ops::make_scalar<T>((beta - alpha_re) / beta, -alpha_im / beta);
     if (j < steps && i == 0) tau.base[j * tau.row_stride] = t;

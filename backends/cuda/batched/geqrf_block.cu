@@ -56,20 +56,6 @@ __device__ inline Real smallest_trusted_square() {
     return DBL_MIN / DBL_EPSILON * 1024;
 }
 
-// sqrt(a^2 + b^2 + c^2) without overflow or underflow (LAPACK's dlapy3), as the other kernels.
-template <class Real>
-__device__ Real norm3(Real a, Real b, Real c) {
-  a = fabs(a);
-  b = fabs(b);
-  c = fabs(c);
-  const Real largest = fmax(a, fmax(b, c));
-  if (!(largest > Real(0))) return largest + a + b + c;  // zero, or NaN passed on
-  a /= largest;
-  b /= largest;
-  c /= largest;
-  return largest * sqrt(a * a + b * b + c * c);
-}
-
 // first ? a : b through the bits: a plain select between two elements of a register array
 // becomes a select between their addresses, which moves the array to local memory.
 __device__ inline float pick(bool first, float a, float b) {
@@ -228,7 +214,7 @@ __device__ void factor_panel(T (&panel)[32], const warp::Located<T>& tau, int j0
     }
     const Real alpha_re = ops::real_part(alpha), alpha_im = ops::imag_part(alpha);
     const bool identity = xnorm == Real(0) && alpha_im == Real(0);  // H(j) = I, tau = 0
-    const Real norm = norm3(alpha_re, alpha_im, xnorm);
+    const Real norm = ops::norm3(alpha_re, alpha_im, xnorm);
     const Real beta = alpha_re >= Real(0) ? -norm : norm;
     const T t = identity ? T{} : ops::make_scalar<T>((beta - alpha_re) / beta, -alpha_im / beta);
     if (i == 0) {

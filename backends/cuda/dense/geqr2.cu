@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "basalt/backends/cuda/dense/geqr2_launch.hpp"
+#include "basalt/backends/cuda/dense/panel_grid.hpp"
 #include "basalt/backends/cuda/error.hpp"
 #include "basalt/backends/cuda/scalar_ops.cuh"
 #include "basalt/backends/cuda/workspace.hpp"
@@ -67,20 +68,6 @@ __device__ int exponent_of(double x) {
 
 __device__ float square_root(float x) { return sqrtf(x); }
 __device__ double square_root(double x) { return sqrt(x); }
-
-// sqrt(a^2 + b^2 + c^2) without overflow or underflow (LAPACK's dlapy3, as team_qr.hpp's norm3).
-template <class Real>
-__device__ Real norm3(Real a, Real b, Real c) {
-  a = a < 0 ? -a : a;
-  b = b < 0 ? -b : b;
-  c = c < 0 ? -c : c;
-  const Real largest = a > b ? (a > c ? a : c) : (b > c ? b : c);
-  if (!(largest > Real(0))) return largest + a + b + c;  // zero, or NaN passed on
-  a /= largest;
-  b /= largest;
-  c /= largest;
-  return largest * square_root(a * a + b * b + c * c);
-}
 
 // The power of two a block scales its part of the column by: 2^-e brings every magnitude below
 // one (largest < 2^e), so no square overflows and the products stay within the columns' size.
@@ -237,7 +224,7 @@ __global__ void __launch_bounds__(panel_threads)
       continue;
     }
     // larfg: beta = -sign(re alpha) ||(alpha, x)||, tau = (beta - alpha) / beta.
-    const Real norm = norm3(alpha_re, alpha_im, xnorm);
+    const Real norm = ops::norm3(alpha_re, alpha_im, xnorm);
     const Real beta = alpha_re >= Real(0) ? -norm : norm;
     const T t = ops::make_scalar<T>((beta - alpha_re) / beta, -alpha_im / beta);
     const T divisor = ops::make_scalar<T>(alpha_re - beta, alpha_im);  // v = x / divisor
@@ -279,33 +266,12 @@ __global__ void __launch_bounds__(panel_threads)
     a[first_row + e % rows + (e / rows) * lda] = at(e % rows, e / rows);
 }
 
-std::size_t shared_bytes_for(int rows_per_block, int w, int entry_bytes) {
-  return (std::size_t(rows_per_block) + 1) * w * entry_bytes;  // the rows, then w_c
-}
-
-int multiprocessors(int device) {
-  int sms = 0;
-  BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
-int shared_memory_limit(int device) {
-  int bytes = 0;
-  BASALT_CUDA_CHECK(
-      cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  return bytes - static_shared_bytes;
-}
-
 std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 }  // namespace
 
 int geqr2_height_limit(int device, int w, int entry_bytes) {
-  int cooperative = 0;
-  BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
-  if (!cooperative || w <= 0) return 0;
-  const std::size_t rows_per_block = shared_memory_limit(device) / (std::size_t(w) * entry_bytes);
-  return rows_per_block <= 1 ? 0 : int((rows_per_block - 1) * multiprocessors(device));
+  return panel_grid::height_limit(device, w, entry_bytes, static_shared_bytes);
 }
 
 template <class T>
@@ -314,20 +280,11 @@ void geqr2(int device, cudaStream_t stream, T* panel, T* tau, const Geqr2Problem
   using Real = ops::real_of_t<T>;
   if (p.p > geqr2_height_limit(device, p.w, sizeof(T)))
     throw std::invalid_argument("basalt: cuda geqr2: the panel exceeds the fused kernel's height");
-  const int sms = multiprocessors(device);
-  const int wanted = std::min(sms, (p.p + min_rows_per_block - 1) / min_rows_per_block);
-  const int rows_that_fit = int(shared_memory_limit(device) / (std::size_t(p.w) * sizeof(T))) - 1;
-  const int rows_per_block = std::min((p.p + wanted - 1) / wanted, rows_that_fit);
-  const int blocks = (p.p + rows_per_block - 1) / rows_per_block;
-  const std::size_t shared = shared_bytes_for(rows_per_block, p.w, sizeof(T));
-
+  const auto grid = panel_grid::plan(device, p.p, p.w, sizeof(T), static_shared_bytes,
+                                     min_rows_per_block);
+  const int blocks = grid.blocks, rows_per_block = grid.rows_per_block;
   const auto kernel = factor_panel<T, Real>;
-  BASALT_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-  int per_sm = 0;
-  BASALT_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, panel_threads, shared));
-  if (per_sm * sms < blocks) BASALT_CUDA_CHECK(cudaErrorCooperativeLaunchTooLarge);
+  panel_grid::make_resident(kernel, panel_threads, grid, device);
 
   const std::size_t product_bytes = aligned(2 * std::size_t(blocks) * p.w * sizeof(T));
   const std::size_t row_bytes = aligned(2 * std::size_t(p.w) * sizeof(T));
@@ -343,7 +300,7 @@ void geqr2(int device, cudaStream_t stream, T* panel, T* tau, const Geqr2Problem
   std::int64_t lda = p.lda, tau_stride = p.tau_stride;
   void* args[] = {&panel, &m, &w, &lda, &tau, &tau_stride, &rows, &published};
   BASALT_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(kernel), blocks,
-                                                panel_threads, args, shared, stream));
+                                                panel_threads, args, grid.shared_bytes, stream));
   release_workspace(exchange, stream);
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "basalt/backends/cuda/dense/getf2_launch.hpp"
+#include "basalt/backends/cuda/dense/panel_grid.hpp"
 #include "basalt/backends/cuda/error.hpp"
 #include "basalt/backends/cuda/scalar_ops.cuh"
 #include "basalt/backends/cuda/workspace.hpp"
@@ -25,6 +26,9 @@ struct Candidate {
   Real val;
   int row;  // -1: the block has no row at or below the diagonal
 };
+
+// The static shared memory of a block: per_warp, the reductions' candidates.
+constexpr int static_shared_bytes = int(sizeof(Candidate<double>)) * (panel_threads / 32);
 
 // The larger magnitude wins; among equal ones the smaller row (LAPACK's first maximum).
 template <class Real>
@@ -147,35 +151,10 @@ __global__ void __launch_bounds__(panel_threads)
     a[first_row + e % rows + (e / rows) * lda] = at(e % rows, e / rows);
 }
 
-struct Launch {
-  int blocks = 0, rows_per_block = 0;
-  std::size_t shared_bytes = 0;
-};
-
-std::size_t shared_bytes_for(int rows_per_block, int w, int entry_bytes) {
-  return (std::size_t(rows_per_block) + 1) * w * entry_bytes;  // the rows, then the pivot row
-}
-
-int multiprocessors(int device) {
-  int sms = 0;
-  BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
-int shared_memory_limit(int device) {
-  int bytes = 0;
-  BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  return bytes - int(sizeof(Candidate<double>)) * (panel_threads / 32);  // less per_warp
-}
-
 }  // namespace
 
 int getf2_height_limit(int device, int w, int entry_bytes) {
-  int cooperative = 0;
-  BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
-  if (!cooperative || w <= 0) return 0;
-  const std::size_t rows_per_block = shared_memory_limit(device) / (std::size_t(w) * entry_bytes);
-  return rows_per_block <= 1 ? 0 : int((rows_per_block - 1) * multiprocessors(device));
+  return panel_grid::height_limit(device, w, entry_bytes, static_shared_bytes);
 }
 
 template <class T>
@@ -185,20 +164,11 @@ void getf2(int device, cudaStream_t stream, T* panel, int* ipiv, int* info,
   using Real = ops::real_of_t<T>;
   if (p.m > getf2_height_limit(device, p.w, sizeof(T)))
     throw std::invalid_argument("basalt: cuda getf2: the panel exceeds the fused kernel's height");
-  const int sms = multiprocessors(device);
-  const int wanted = std::min(sms, (p.m + min_rows_per_block - 1) / min_rows_per_block);
-  const int rows_that_fit = int(shared_memory_limit(device) / (std::size_t(p.w) * sizeof(T))) - 1;
-  const int rows_per_block = std::min((p.m + wanted - 1) / wanted, rows_that_fit);
-  const int blocks = (p.m + rows_per_block - 1) / rows_per_block;
-  const std::size_t shared = shared_bytes_for(rows_per_block, p.w, sizeof(T));
-
+  const auto grid = panel_grid::plan(device, p.m, p.w, sizeof(T), static_shared_bytes,
+                                     min_rows_per_block);
+  const int blocks = grid.blocks, rows_per_block = grid.rows_per_block;
   const auto kernel = factor_panel<T, Real>;
-  BASALT_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-  int per_sm = 0;
-  BASALT_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, panel_threads, shared));
-  if (per_sm * sms < blocks) BASALT_CUDA_CHECK(cudaErrorCooperativeLaunchTooLarge);
+  panel_grid::make_resident(kernel, panel_threads, grid, device);
 
   const std::size_t candidate_bytes = (2 * sizeof(Candidate<Real>) * blocks + 255) / 256 * 256;
   const std::size_t row_bytes = 2 * (std::size_t(blocks) + 1) * p.w * sizeof(T);
@@ -210,7 +180,7 @@ void getf2(int device, cudaStream_t stream, T* panel, int* ipiv, int* info,
   std::int64_t lda = p.lda;
   void* args[] = {&panel, &m, &w, &lda, &offset, &ipiv, &info, &rows, &published};
   BASALT_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(kernel), blocks,
-                                                panel_threads, args, shared, stream));
+                                                panel_threads, args, grid.shared_bytes, stream));
   release_workspace(exchange, stream);
 }
 

@@ -1,0 +1,69 @@
+#pragma once
+// The grid of the fused panel kernels (getf2.cu, geqr2.cu): the panel's rows split among
+// blocks, at most one per multiprocessor and every one resident, each holding its rows and one
+// more row of the panel's width in dynamic shared memory beside `static_bytes` of static shared
+// memory. No Kokkos: the .cu files include this.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+
+#include "basalt/backends/cuda/error.hpp"
+
+namespace basalt::cuda::kernels::panel_grid {
+
+inline int multiprocessors(int device) {
+  int sms = 0;
+  BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
+// The most rows of w entries of entry_bytes one block holds.
+inline int rows_that_fit(int device, int w, int entry_bytes, int static_bytes) {
+  int bytes = 0;
+  BASALT_CUDA_CHECK(
+      cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return int(std::size_t(bytes - static_bytes) / (std::size_t(w) * entry_bytes)) - 1;
+}
+
+// The tallest panel of w columns the grid holds on the device; 0 where the device has no
+// cooperative launch.
+inline int height_limit(int device, int w, int entry_bytes, int static_bytes) {
+  int cooperative = 0;
+  BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  if (!cooperative || w <= 0) return 0;
+  const int rows = rows_that_fit(device, w, entry_bytes, static_bytes);
+  return rows < 1 ? 0 : rows * multiprocessors(device);
+}
+
+struct Grid {
+  int blocks = 0, rows_per_block = 0;
+  std::size_t shared_bytes = 0;  // dynamic, per block
+};
+
+// Blocks of min_rows rows or more (fewer, and the barrier costs more than the rows' work
+// saves), at most one per multiprocessor. rows must be within height_limit.
+inline Grid plan(int device, int rows, int w, int entry_bytes, int static_bytes, int min_rows) {
+  const int wanted = std::min(multiprocessors(device), (rows + min_rows - 1) / min_rows);
+  Grid grid;
+  grid.rows_per_block = std::min((rows + wanted - 1) / wanted,
+                                 rows_that_fit(device, w, entry_bytes, static_bytes));
+  grid.blocks = (rows + grid.rows_per_block - 1) / grid.rows_per_block;
+  grid.shared_bytes = (std::size_t(grid.rows_per_block) + 1) * w * entry_bytes;
+  return grid;
+}
+
+// Gives kernel the grid's shared memory and checks that all its blocks can be resident at once,
+// as the grid barrier needs.
+template <class Kernel>
+void make_resident(Kernel kernel, int threads, const Grid& grid, int device) {
+  BASALT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(grid.shared_bytes)));
+  int per_sm = 0;
+  BASALT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads,
+                                                                  grid.shared_bytes));
+  if (per_sm * multiprocessors(device) < grid.blocks)
+    BASALT_CUDA_CHECK(cudaErrorCooperativeLaunchTooLarge);
+}
+
+}  // namespace basalt::cuda::kernels::panel_grid

@@ -96,6 +96,24 @@ __device__ inline T make_scalar(real_of_t<T> re, real_of_t<T> im = 0) {
     return {re, im};
 }
 
+// x r for a real r, each part multiplied.
+__device__ inline float times_real(float x, float r) { return x * r; }
+__device__ inline double times_real(double x, double r) { return x * r; }
+__device__ inline cuFloatComplex times_real(cuFloatComplex x, float r) {
+  return make_cuFloatComplex(x.x * r, x.y * r);
+}
+__device__ inline cuDoubleComplex times_real(cuDoubleComplex x, double r) {
+  return make_cuDoubleComplex(x.x * r, x.y * r);
+}
+
+// What other blocks of the kernel wrote, read around L1, which is not coherent across
+// multiprocessors.
+__device__ inline float load_coherent(const float* p) { return __ldcg(p); }
+__device__ inline double load_coherent(const double* p) { return __ldcg(p); }
+__device__ inline int load_coherent(const int* p) { return __ldcg(p); }
+__device__ inline cuFloatComplex load_coherent(const cuFloatComplex* p) { return __ldcg(p); }
+__device__ inline cuDoubleComplex load_coherent(const cuDoubleComplex* p) { return __ldcg(p); }
+
 // sqrt(a^2 + b^2 + c^2) without overflow or underflow (LAPACK's dlapy3, as the portable
 // kernels' norm3 in algorithms/batched/impl/team_qr.hpp): larfg's norm of a complex alpha and x.
 template <class Real>

@@ -33,16 +33,6 @@ __device__ inline T& at(const warp::Located<T>& a, int i, int c) {
   return a.base[i * a.row_stride + c * a.col_stride];
 }
 
-// x r for a real r, each part multiplied.
-__device__ inline float times_real(float x, float r) { return x * r; }
-__device__ inline double times_real(double x, double r) { return x * r; }
-__device__ inline cuFloatComplex times_real(cuFloatComplex x, float r) {
-  return make_cuFloatComplex(x.x * r, x.y * r);
-}
-__device__ inline cuDoubleComplex times_real(cuDoubleComplex x, double r) {
-  return make_cuDoubleComplex(x.x * r, x.y * r);
-}
-
 // The candidate of largest `value`, the smallest `at` among equals, over the whole block, on
 // every thread. `value` is -1 for a thread with no candidate. One __syncthreads; the caller
 // must pass another before the next call (values and ats are reused).

@@ -70,11 +70,11 @@ __global__ void __launch_bounds__(block::max_threads)
       if (i == c) row[j] = ops::make_scalar<T>(root);
       if (mine && i > c) {
         // Every thread scales column j's elements the same way, so all use the values stored.
-        row[j] = block::times_real(row[j], inverse);
+        row[j] = ops::times_real(row[j], inverse);
 #pragma unroll
         for (int cc = j + 1; cc < NB; ++cc)
           if (cc < jb && k0 + cc <= i) {
-            const T l = ops::conjugate(block::times_real(column[j % 2][cc], inverse));
+            const T l = ops::conjugate(ops::times_real(column[j % 2][cc], inverse));
             row[cc] = ops::minus_product(row[cc], row[j], l);
           }
       }

@@ -125,13 +125,6 @@ __device__ Real block_reduce(Real mine, Real* per_warp, Op op) {
   return all;
 }
 
-// What other blocks published is read around L1, which is not coherent across multiprocessors.
-__device__ float load_global(const float* p) { return __ldcg(p); }
-__device__ double load_global(const double* p) { return __ldcg(p); }
-__device__ int load_global(const int* p) { return __ldcg(p); }
-__device__ cuFloatComplex load_global(const cuFloatComplex* p) { return __ldcg(p); }
-__device__ cuDoubleComplex load_global(const cuDoubleComplex* p) { return __ldcg(p); }
-
 // The exchange area between blocks, two generations (by column parity) so that a block that
 // runs ahead into column j + 1 never overwrites what a slower one still reads for column j.
 template <class T, class Real>
@@ -205,19 +198,19 @@ __global__ void __launch_bounds__(panel_threads)
     if (warp == 0) {
       int largest_exponent = no_exponent;
       for (int b = lane; b < blocks; b += 32)
-        largest_exponent = max(largest_exponent, load_global(&exponents[b]));
+        largest_exponent = max(largest_exponent, ops::load_coherent(&exponents[b]));
       for (int offset = 16; offset > 0; offset /= 2)
         largest_exponent =
             max(largest_exponent, __shfl_xor_sync(0xffffffff, largest_exponent, offset));
       Real q = 0;
       for (int b = lane; b < blocks; b += 32)
-        q += scale2(load_global(&squares[b]), 2 * (load_global(&exponents[b]) - largest_exponent));
+        q += scale2(ops::load_coherent(&squares[b]), 2 * (ops::load_coherent(&exponents[b]) - largest_exponent));
       q = warp_reduce(q, Plus());
       if (lane == 0) column_norm = scale2(square_root(q), largest_exponent);
     }
     __syncthreads();
     const Real xnorm = column_norm;
-    const T alpha = load_global(&row[j]);
+    const T alpha = ops::load_coherent(&row[j]);
     const Real alpha_re = ops::real_part(alpha), alpha_im = ops::imag_part(alpha);
     if (xnorm == Real(0) && alpha_im == Real(0)) {  // H(j) = I: R's diagonal is alpha, tau 0
       if (block == 0 && threadIdx.x == 0) tau[j * tau_stride] = zero;
@@ -239,12 +232,12 @@ __global__ void __launch_bounds__(panel_threads)
     for (int c = j + 1 + warp; c < w; c += panel_warps) {
       T s = zero;
       for (int b = lane; b < blocks; b += 32)
-        s = ops::add(s, scale2(load_global(&products[std::size_t(b) * w + c]),
-                               load_global(&exponents[b]) - shift));
+        s = ops::add(s, scale2(ops::load_coherent(&products[std::size_t(b) * w + c]),
+                               ops::load_coherent(&exponents[b]) - shift));
       s = warp_reduce(s, Plus());
       if (lane == 0)
         update[c] =
-            ops::multiply(applied, ops::add(load_global(&row[c]), ops::multiply(s, inverse)));
+            ops::multiply(applied, ops::add(ops::load_coherent(&row[c]), ops::multiply(s, inverse)));
     }
     // v below the diagonal, divided, not multiplied by a reciprocal that could overflow (as the
     // portable geqr2); R's diagonal in place of v(j) = 1, which the update below takes as one.

@@ -56,13 +56,6 @@ __device__ Candidate<Real> block_reduce(Candidate<Real> mine, Candidate<Real>* p
   return best;
 }
 
-// What other blocks published is read around L1, which is not coherent across multiprocessors.
-__device__ float load_global(const float* p) { return __ldcg(p); }
-__device__ double load_global(const double* p) { return __ldcg(p); }
-__device__ int load_global(const int* p) { return __ldcg(p); }
-__device__ cuFloatComplex load_global(const cuFloatComplex* p) { return __ldcg(p); }
-__device__ cuDoubleComplex load_global(const cuDoubleComplex* p) { return __ldcg(p); }
-
 // The exchange area between blocks, two generations (by column parity) so that a block that
 // runs ahead into column jj + 1 never overwrites what a slower one still reads for column jj.
 template <class T, class Real>
@@ -115,17 +108,17 @@ __global__ void __launch_bounds__(panel_threads)
     // no positive magnitude (zero, or NaN throughout) keeps its diagonal, as LAPACK does.
     Candidate<Real> best{Real(-1), -1};
     for (int b = threadIdx.x; b < blocks; b += blockDim.x)
-      best = better(best, Candidate<Real>{load_global(&candidates[b].val),
-                                          load_global(&candidates[b].row)});
+      best = better(best, Candidate<Real>{ops::load_coherent(&candidates[b].val),
+                                          ops::load_coherent(&candidates[b].row)});
     best = block_reduce(best, per_warp);
     const bool found = best.row >= 0 && best.val > Real(0);
     const int p = found ? best.row : jj;
     const T* source = found ? exchange + std::size_t(p / rows_per_block) * w : diagonal_row;
     for (int c = threadIdx.x; c < w; c += blockDim.x) {
-      const T moving_up = load_global(source + c);
+      const T moving_up = ops::load_coherent(source + c);
       pivot_row[c] = moving_up;
       if (owns(jj)) at(jj - first_row, c) = moving_up;
-      if (p != jj && owns(p)) at(p - first_row, c) = load_global(diagonal_row + c);
+      if (p != jj && owns(p)) at(p - first_row, c) = ops::load_coherent(diagonal_row + c);
     }
     if (block == 0 && threadIdx.x == 0) ipiv[jj] = p + 1;
     __syncthreads();

@@ -31,15 +31,6 @@ std::size_t shared_bytes_for(int tiles, int entry_bytes) {
   return (std::size_t(tiles) * (tiles + 1) / 2 * tile_entries + tile) * entry_bytes + sizeof(int);
 }
 
-__device__ inline float scaled(float x, float s) { return x * s; }
-__device__ inline double scaled(double x, double s) { return x * s; }
-__device__ inline cuFloatComplex scaled(cuFloatComplex x, float s) {
-  return make_cuFloatComplex(x.x * s, x.y * s);
-}
-__device__ inline cuDoubleComplex scaled(cuDoubleComplex x, double s) {
-  return make_cuDoubleComplex(x.x * s, x.y * s);
-}
-
 // The lower tiles of the block, row-tile by row-tile: tile (I, J), I >= J, column-major.
 template <class T>
 struct Tiles {
@@ -76,7 +67,7 @@ __device__ int factor_diagonal_tile(T* d, int kb, ops::real_of_t<T>* reciprocal)
       row[j] = ops::make_scalar<T>(root);
       reciprocal[j] = inverse;
     }
-    if (step && i > j) row[j] = scaled(row[j], inverse);
+    if (step && i > j) row[j] = ops::times_real(row[j], inverse);
 #pragma unroll
     for (int c = j + 1; c < tile; ++c) {
       const T l = ops::conjugate(warp::shuffle<32>(row[j], c));
@@ -100,7 +91,7 @@ __device__ void solve_row(T* a, const T* d, int factored, const ops::real_of_t<T
   for (int c = 0; c < tile; ++c) x[c] = a[c * tile_ld];
 #pragma unroll
   for (int c = 0; c < tile; ++c) {
-    x[c] = scaled(x[c], reciprocal[c]);
+    x[c] = ops::times_real(x[c], reciprocal[c]);
 #pragma unroll
     for (int c2 = c + 1; c2 < tile; ++c2)
       x[c2] = ops::minus_product(x[c2], x[c], ops::conjugate(d[c2 + c * tile_ld]));

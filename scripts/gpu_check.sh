@@ -107,9 +107,10 @@ for n in 8 16 32 64 128 256; do
 done
 cat "$out/batched.txt"
 step batched-kk "$perf" --routine getrf_batched --prec d --n 8:32:8 --batch 20000 --niter 5 --kokkos-kernels
-for r in getrf_batched potrf_batched; do
-  step "batched-variable $r" "$perf" --routine $r --prec d --n 32:128:32 --batch 5000 --niter 5 --variable
-  step "batched-variable $r 256" "$perf" --routine $r --prec d --n 256 --batch 1000 --niter 5 --variable
+# Variable sizes: the vendor columns hold a fixed batch of the same flops (fixed time over ours).
+for r in getrf_batched potrf_batched geqrf_batched; do
+  step "batched-variable $r" "$perf" --routine $r --prec d --n 64:256:64 --batch 2000 --niter 5 \
+    --variable --vendor
 done
 fi
 if wants sparse; then

@@ -113,7 +113,8 @@ __device__ V warp_reduce(V mine, Op op) {
   return mine;
 }
 
-// The block's values combined by op, on every thread.
+// The block's values combined by op, on every thread. One barrier: the caller passes per_warp
+// back to this reduction only after another barrier (each reduction of a column has its own).
 template <class Real, class Op>
 __device__ Real block_reduce(Real mine, Real* per_warp, Op op) {
   mine = warp_reduce(mine, op);
@@ -121,7 +122,6 @@ __device__ Real block_reduce(Real mine, Real* per_warp, Op op) {
   __syncthreads();
   Real all = per_warp[0];
   for (int i = 1; i < panel_warps; ++i) all = op(all, per_warp[i]);
-  __syncthreads();  // per_warp is reused by the next reduction
   return all;
 }
 
@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(panel_threads)
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* tile = reinterpret_cast<T*>(shared_bytes);        // rows_per_block x w, column-major
   T* update = tile + std::size_t(rows_per_block) * w;  // w_c = conj(tau) v^H a_c of column j
-  __shared__ Real per_warp[panel_warps];
+  __shared__ Real per_warp[2][panel_warps];
   __shared__ Real column_norm;
   cg::grid_group grid = cg::this_grid();
 
@@ -172,13 +172,13 @@ __global__ void __launch_bounds__(panel_threads)
       const Real v = ops::magnitude(at(i, j));
       if (v > largest) largest = v;
     }
-    largest = block_reduce(largest, per_warp, Larger());
+    largest = block_reduce(largest, per_warp[0], Larger());
     const int exponent = block_exponent(largest);
     const Real factor = exponent == no_exponent ? Real(1) : scale2(Real(1), -exponent);
     Real sum = 0;
     for (int i = below + threadIdx.x; i < rows; i += blockDim.x)
       sum += squared_magnitude(times(at(i, j), factor));
-    sum = block_reduce(sum, per_warp, Plus());
+    sum = block_reduce(sum, per_warp[1], Plus());
     if (threadIdx.x == 0) {
       squares[block] = sum;
       exponents[block] = exponent;
@@ -245,12 +245,12 @@ __global__ void __launch_bounds__(panel_threads)
       at(i, j) = ops::divide(at(i, j), divisor);
     if (owns(j) && threadIdx.x == 0) at(j - first_row, j) = ops::make_scalar<T>(beta);
     __syncthreads();
-    const int diagonal = max(0, j - first_row), count = max(0, rows - diagonal);
-    const int updates = count * (w - j - 1);
-    for (int e = threadIdx.x; e < updates; e += blockDim.x) {
-      const int i = diagonal + e % count, c = j + 1 + e / count;
+    // Lanes take rows and warps columns: consecutive lanes on consecutive words, and no index
+    // arithmetic in the loop.
+    for (int i = max(0, j - first_row) + lane; i < rows; i += 32) {
       const T v = first_row + i == j ? one : at(i, j);
-      at(i, c) = ops::minus_product(at(i, c), v, update[c]);
+      for (int c = j + 1 + warp; c < w; c += panel_warps)
+        at(i, c) = ops::minus_product(at(i, c), v, update[c]);
     }
     __syncthreads();
   }

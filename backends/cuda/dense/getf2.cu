@@ -18,6 +18,7 @@ namespace {
 namespace cg = cooperative_groups;
 
 constexpr int panel_threads = 256;
+constexpr int panel_warps = panel_threads / 32;
 // Fewer rows than this per block and the barrier costs more than the rows' work saves.
 constexpr int min_rows_per_block = 64;
 
@@ -27,8 +28,8 @@ struct Candidate {
   int row;  // -1: the block has no row at or below the diagonal
 };
 
-// The static shared memory of a block: per_warp, the reductions' candidates.
-constexpr int static_shared_bytes = int(sizeof(Candidate<double>)) * (panel_threads / 32);
+// The static shared memory of a block: per_warp, the two reductions' candidates.
+constexpr int static_shared_bytes = 2 * int(sizeof(Candidate<double>)) * panel_warps;
 
 // The larger magnitude wins; among equal ones the smaller row (LAPACK's first maximum).
 template <class Real>
@@ -38,7 +39,8 @@ __device__ Candidate<Real> better(Candidate<Real> a, Candidate<Real> b) {
   return a;
 }
 
-// The block's best candidate, on every thread.
+// The block's best candidate, on every thread. One barrier: the caller passes per_warp back to
+// this reduction only after another barrier (each of the two reductions of a column has its own).
 template <class Real>
 __device__ Candidate<Real> block_reduce(Candidate<Real> mine, Candidate<Real>* per_warp) {
   for (int offset = 16; offset > 0; offset /= 2) {
@@ -51,8 +53,7 @@ __device__ Candidate<Real> block_reduce(Candidate<Real> mine, Candidate<Real>* p
   if (lane == 0) per_warp[warp] = mine;
   __syncthreads();
   Candidate<Real> best = per_warp[0];
-  for (int i = 1; i < panel_threads / 32; ++i) best = better(best, per_warp[i]);
-  __syncthreads();  // per_warp is reused by the next reduction
+  for (int i = 1; i < panel_warps; ++i) best = better(best, per_warp[i]);
   return best;
 }
 
@@ -71,10 +72,11 @@ __global__ void __launch_bounds__(panel_threads)
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* tile = reinterpret_cast<T*>(shared_bytes);  // rows_per_block x w, column-major
   T* pivot_row = tile + std::size_t(rows_per_block) * w;
-  __shared__ Candidate<Real> per_warp[panel_threads / 32];
+  __shared__ Candidate<Real> per_warp[2][panel_warps];
   cg::grid_group grid = cg::this_grid();
 
   const int blocks = gridDim.x, block = blockIdx.x;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int first_row = block * rows_per_block;
   const int rows = max(0, min(m, first_row + rows_per_block) - first_row);
   auto at = [&](int local_row, int c) -> T& { return tile[local_row + c * rows_per_block]; };
@@ -95,7 +97,7 @@ __global__ void __launch_bounds__(panel_threads)
       const Real v = ops::abs1(at(i, jj));
       if (v > mine.val) mine = {v, first_row + i};
     }
-    mine = block_reduce(mine, per_warp);
+    mine = block_reduce(mine, per_warp[0]);
     if (threadIdx.x == 0) candidates[block] = mine;
     if (mine.row >= 0)
       for (int c = threadIdx.x; c < w; c += blockDim.x)
@@ -110,7 +112,7 @@ __global__ void __launch_bounds__(panel_threads)
     for (int b = threadIdx.x; b < blocks; b += blockDim.x)
       best = better(best, Candidate<Real>{ops::load_coherent(&candidates[b].val),
                                           ops::load_coherent(&candidates[b].row)});
-    best = block_reduce(best, per_warp);
+    best = block_reduce(best, per_warp[1]);
     const bool found = best.row >= 0 && best.val > Real(0);
     const int p = found ? best.row : jj;
     const T* source = found ? exchange + std::size_t(p / rows_per_block) * w : diagonal_row;
@@ -128,14 +130,16 @@ __global__ void __launch_bounds__(panel_threads)
       if (block == 0 && threadIdx.x == 0 && *info == 0) *info = offset + jj + 1;
       continue;  // LAPACK leaves a zero pivot's column unscaled
     }
-    const int first = max(0, jj + 1 - first_row), count = max(0, rows - first);
+    const int first = max(0, jj + 1 - first_row);
     for (int i = first + threadIdx.x; i < rows; i += blockDim.x)
       at(i, jj) = ops::divide(at(i, jj), pivot);
     __syncthreads();
-    const int updates = count * (w - jj - 1);
-    for (int e = threadIdx.x; e < updates; e += blockDim.x) {
-      const int i = first + e % count, c = jj + 1 + e / count;
-      at(i, c) = ops::minus_product(at(i, c), at(i, jj), pivot_row[c]);
+    // Lanes take rows and warps columns: consecutive lanes on consecutive words, and no index
+    // arithmetic in the loop.
+    for (int i = first + lane; i < rows; i += 32) {
+      const T l = at(i, jj);
+      for (int c = jj + 1 + warp; c < w; c += panel_warps)
+        at(i, c) = ops::minus_product(at(i, c), l, pivot_row[c]);
     }
     __syncthreads();
   }

@@ -56,6 +56,7 @@ __global__ void __launch_bounds__(warp::block_threads)
 
   int position = lane;
   int first_zero = 0;
+  int pivot_of_step = 0;  // lane j's: the 1-based pivot of step j, stored at the end in one sweep
 #pragma unroll
   for (int j = 0; j < S; ++j) {
     const bool active = j < steps;
@@ -84,22 +85,23 @@ __global__ void __launch_bounds__(warp::block_threads)
     }
     __syncwarp();
     const int p = pivot_positions[j % 2][segment];
-    const T pivot = pivot_row[j / G].v[j % G];
+    if (lane == j) pivot_of_step = p + 1;
     if (active) {
-      if (lane == 0) ipiv.base[j * ipiv.row_stride] = p + 1;
       if (position == p)
         position = j;
       else if (position == j)
         position = p;
     }
+    const Chunk<T> head = pivot_row[j / G];  // the pivot and the columns after it in its chunk
+    const T pivot = head.v[j % G];
     const bool zero = ops::is_zero(pivot);
     if (active && zero && first_zero == 0) first_zero = j + 1;
     // LAPACK leaves a zero pivot's column unscaled; the column below it is zero, so no update.
     const bool below = active && !zero && position > j && lane < m;
     if (below) row[j] = ops::divide(row[j], pivot);
 #pragma unroll
-    for (int k = (j + 1) / G; k < S / G; ++k) {
-      const Chunk<T> u = pivot_row[k];
+    for (int k = j / G; k < S / G; ++k) {
+      const Chunk<T> u = k == j / G ? head : pivot_row[k];
 #pragma unroll
       for (int e = 0; e < G; ++e) {
         const int c = k * G + e;
@@ -111,6 +113,7 @@ __global__ void __launch_bounds__(warp::block_threads)
 #pragma unroll
   for (int c = 0; c < S; ++c)
     if (lane < m && c < n) a.base[position * a.row_stride + c * a.col_stride] = row[c];
+  if (lane < steps) ipiv.base[lane * ipiv.row_stride] = pivot_of_step;
   if (lane == 0 && b < count) info[b * info_stride] = first_zero;
 }
 

@@ -11,6 +11,11 @@ namespace basalt::cuda::kernels {
 
 namespace {
 
+// The high 32 bits of a magnitude (not negative, not NaN): a larger key means a larger
+// magnitude, and the pivot search shuffles keys, one 32-bit shuffle per round in any precision.
+__device__ inline unsigned order_key(float x) { return __float_as_uint(x); }
+__device__ inline unsigned order_key(double x) { return static_cast<unsigned>(__double2hiint(x)); }
+
 // Values of T in 16 bytes, the unit in which a pivot row goes through shared memory.
 template <class T>
 struct alignas(16) Chunk {
@@ -23,10 +28,10 @@ struct alignas(16) Chunk {
 // under the interchanges so far, and rows land in place when they are stored. The pivot is the
 // first largest magnitude in position order (a NaN never is one; a column with no positive
 // magnitude keeps its diagonal), as in the portable kernel, so both give the same pivots.
-// The search reduces the magnitude alone and votes on which lanes hold it; positions are
-// compared only when a segment of the warp has a tie. The pivot lane stores its row in shared
-// memory in 16-byte chunks and every lane of the segment reads them back (one 16-byte load,
-// shared by the segment, for 1 to 4 columns, where a shuffle moves 4 bytes).
+// The search reduces a 32-bit key of the magnitude and votes on which lanes hold the largest;
+// magnitudes and positions are compared only when a segment of the warp has several. The pivot lane
+// stores its row in shared memory in 16-byte chunks and every lane of the segment reads them back
+// (one 16-byte load, shared by the segment, for 1 to 4 columns, where a shuffle moves 4 bytes).
 // Control flow is the same on every lane of the warp; what differs between segments is data.
 template <class T, int S>
 __global__ void __launch_bounds__(warp::block_threads)
@@ -57,19 +62,34 @@ __global__ void __launch_bounds__(warp::block_threads)
   int position = lane;
   int first_zero = 0;
   int pivot_of_step = 0;  // lane j's: the 1-based pivot of step j, stored at the end in one sweep
+  // Steps past every segment's min(m, n) change nothing: the warp stops before them.
+  const int warp_steps = static_cast<int>(__reduce_max_sync(warp::full_mask, steps));
 #pragma unroll
   for (int j = 0; j < S; ++j) {
+    if (j >= warp_steps) break;
     const bool active = j < steps;
     const Real mine = ops::abs1(row[j]);
-    const Real value = position >= j && lane < m && mine == mine ? mine : Real(-1);
-    const Real best = warp::segment_max<S>(value);
-    const bool largest = best > Real(0) && value == best;
-    bool pivot_lane = best > Real(0) ? largest : position == j;
-    if (__any_sync(warp::full_mask, __popc(warp::segment_votes<S>(largest)) > 1)) {
+    const bool candidate = position >= j && lane < m && mine == mine;
+    const unsigned key = candidate ? order_key(mine) : 0u;
+    unsigned best_key = key;
+    for (int offset = S / 2; offset > 0; offset /= 2)
+      best_key = max(best_key, __shfl_xor_sync(warp::full_mask, best_key, offset, S));
+    // The lanes that may hold the pivot: those at the largest key, and at key 0 only positive
+    // magnitudes (a double's key is 0 below 2^-1042). When one lane of the segment contends, it
+    // holds the pivot; when none does, the diagonal is kept.
+    const bool contender = key == best_key && candidate && mine > Real(0);
+    bool pivot_lane = best_key > 0u ? contender : position == j;
+    const int expected = best_key > 0u ? 1 : 0;
+    if (__any_sync(warp::full_mask, __popc(warp::segment_votes<S>(contender)) > expected)) {
+      // Several contenders in a segment (a tie, or magnitudes that differ below the key's bits):
+      // the first largest magnitude in position order among them.
+      const Real value = contender ? mine : Real(-1);
+      const Real best = warp::segment_max<S>(value);
+      const bool largest = contender && value == best;
       int first = largest ? position : S;
       for (int offset = S / 2; offset > 0; offset /= 2)
         first = min(first, __shfl_xor_sync(warp::full_mask, first, offset, S));
-      pivot_lane = largest && position == first;
+      pivot_lane = best > Real(0) ? largest && position == first : position == j;
     }
 
     Chunk<T>* const pivot_row = pivot_rows[j % 2][segment];

@@ -74,6 +74,16 @@ __device__ inline int first_lane_where(bool predicate) {
   return __ffs((votes >> segment_start) & segment_mask) - 1;
 }
 
+// The votes of the caller's segment of Width lanes for `predicate`: bit i for its lane i. Every
+// lane of the warp must call it.
+template <int Width>
+__device__ inline unsigned segment_votes(bool predicate) {
+  const unsigned votes = __ballot_sync(full_mask, predicate);
+  const int segment_start = (threadIdx.x % 32) / Width * Width;
+  const unsigned segment_mask = Width == 32 ? full_mask : (1u << Width) - 1;
+  return (votes >> segment_start) & segment_mask;
+}
+
 // Matrix b of a batch: its first element, sizes and strides; a matrix of no rows for b >= count,
 // so segments past the end of the batch compute nothing but still take part in the shuffles.
 template <class T>

@@ -19,22 +19,17 @@ constexpr int threads_per_block = 64;
 // columns row by row meet no bank conflict, and one element more, so that the segments of a
 // warp reading the same element of their own tiles hit different banks.
 template <int S>
-constexpr int tile_size = S*(S + 1) + 1;
-
-// Blocks a multiprocessor should hold, for the register limit: about twice the registers of a
-// column per thread (the column, the loads and products in flight) and 40 for the rest.
-template <class T, int S>
-constexpr int min_blocks = 65536 /
-                           (threads_per_block * (2 * S * static_cast<int>(sizeof(T)) / 4 + 40));
+constexpr int tile_size = (S + 1) * S + 1;
 
 // LAPACK's larfg on column j, held by the calling lane (col: its rows): beta = -sign(re alpha)
 // ||(alpha, x)||, tau = (beta - alpha) / beta, and the divisor of v = x / (alpha - beta); as
 // the portable team kernel. ||x|| from the plain sum of squares where that can neither have
-// overflowed nor lost squares to underflow, else scaled by the largest magnitude. Inlined into
-// the unrolled loop over j, so that every index of col is a constant.
+// overflowed nor lost squares to underflow, else scaled by the largest magnitude, from x as
+// the lane has already written it to the tile (x(i) at x_in_tile[i], i > j). Inlined into the
+// unrolled loop over j, so that every index of col is a constant.
 template <class T, int S>
-__device__ __forceinline__ void reflector(T (&col)[S], int j, T& tau, T& divisor,
-                                          ops::real_of_t<T>& beta) {
+__device__ __forceinline__ void reflector(const T (&col)[S], const T* x_in_tile, int j, T& tau,
+                                          T& divisor, ops::real_of_t<T>& beta) {
   using Real = ops::real_of_t<T>;
   // Four partial sums: a shorter chain of dependent additions on the step's critical path.
   Real partial[4] = {};
@@ -48,14 +43,16 @@ __device__ __forceinline__ void reflector(T (&col)[S], int j, T& tau, T& divisor
   if (squares >= ops::smallest_trusted_square<Real>() && isfinite(squares)) {
     xnorm = sqrt(squares);
   } else {
+    // The rare path, from the tile in loops not unrolled: from the registers it would cost
+    // some 50 registers on every path (32 x 32 double).
     Real largest = 0;  // a NaN is passed over here and comes back in the sum
-#pragma unroll
-    for (int i = j + 1; i < S; ++i) largest = fmax(largest, ops::magnitude(col[i]));
+#pragma unroll 1
+    for (int i = j + 1; i < S; ++i) largest = fmax(largest, ops::magnitude(x_in_tile[i]));
     const Real scale = largest > Real(0) ? largest : Real(1);
     Real scaled = 0;
-#pragma unroll
+#pragma unroll 1
     for (int i = j + 1; i < S; ++i) {
-      const Real r = ops::magnitude(col[i]) / scale;
+      const Real r = ops::magnitude(x_in_tile[i]) / scale;
       scaled += r * r;
     }
     xnorm = scale * sqrt(scaled);
@@ -75,7 +72,7 @@ __device__ __forceinline__ void reflector(T (&col)[S], int j, T& tau, T& divisor
 // zero, so every loop runs to S. Control flow around the shuffles and __syncwarp is the same on
 // every lane of the warp; lanes branch only around their own arithmetic.
 template <class T, int S>
-__global__ void __launch_bounds__(threads_per_block, (min_blocks<T, S>))
+__global__ void __launch_bounds__(threads_per_block)
     geqrf_columns(DeviceBatch<T> batch, DeviceBatch<T> taus, int count) {
   __shared__ T tiles[threads_per_block / S][tile_size<S>];
   const int thread = blockIdx.x * threads_per_block + threadIdx.x;
@@ -103,12 +100,12 @@ __global__ void __launch_bounds__(threads_per_block, (min_blocks<T, S>))
     T* const v = tile + j * (S + 1);
     T t{}, divisor{};
     if (lane == j) {
-      ops::real_of_t<T> beta;
-      reflector(col, j, t, divisor, beta);
-      if (j < steps) tau.base[j * tau.row_stride] = t;
-      if (j < steps && !ops::is_zero(t)) col[j] = ops::make_scalar<T>(beta);
 #pragma unroll
       for (int i = j + 1; i < S; ++i) v[i] = col[i];  // x, or the output if H(j) = I
+      ops::real_of_t<T> beta;
+      reflector(col, v, j, t, divisor, beta);
+      if (j < steps) tau.base[j * tau.row_stride] = t;
+      if (j < steps && !ops::is_zero(t)) col[j] = ops::make_scalar<T>(beta);
     }
     t = warp::shuffle<S>(t, j);
     divisor = warp::shuffle<S>(divisor, j);

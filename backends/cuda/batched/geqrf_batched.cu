@@ -92,11 +92,12 @@ __global__ void __launch_bounds__(threads_per_block)
   T col[S];
 #pragma unroll
   for (int i = 0; i < S; ++i) col[i] = tile[lane * (S + 1) + i];
-    // From here on lane c writes only column c of the tile before it is read by others, and
-    // column j is read only at step j, after the barriers.
 
 #pragma unroll
   for (int j = 0; j < S; ++j) {
+    // Column j of the tile is written only at step j (x by lane j, then v by each lane in its
+    // own row), each time before a barrier after which the others read it; no element is
+    // written again once another lane has read it.
     T* const v = tile + j * (S + 1);
     T t{}, divisor{};
     if (lane == j) {

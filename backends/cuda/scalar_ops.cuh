@@ -3,6 +3,8 @@
 // cuDoubleComplex), so one kernel text serves all four precisions.
 #include <cuComplex.h>
 
+#include <cfloat>
+
 namespace basalt::cuda::ops {
 
 template <class T>
@@ -127,6 +129,16 @@ __device__ Real norm3(Real a, Real b, Real c) {
   b /= largest;
   c /= largest;
   return largest * sqrt(a * a + b * b + c * c);
+}
+
+// The smallest sum of squares a norm is computed from unscaled (sqrt of the plain sum): below it,
+// squares lost to underflow could matter; above it (and finite) no scaling is needed.
+template <class Real>
+__device__ inline Real smallest_trusted_square() {
+  if constexpr (sizeof(Real) == 4)
+    return FLT_MIN / FLT_EPSILON * 1024;
+  else
+    return DBL_MIN / DBL_EPSILON * 1024;
 }
 
 }  // namespace basalt::cuda::ops

@@ -670,6 +670,40 @@ void check_against_portable(const std::vector<HostMatrix<T>>& originals,
 
 }  // namespace
 
+// The warp-segment CUDA kernel (largest dimension 1 to 32) against the portable team kernel:
+// fixed batches of every segment width, square, tall and wide, each member kind, batches that
+// do not fill their last warp; then one variable batch of sizes 0 to 32 mixed.
+TEMPLATE_TEST_CASE("cuda::geqrf_batched up to 32 x 32 equals portable::geqrf_batched",
+                   "[geqrf_batched][cuda]", float, double, Kokkos::complex<float>,
+                   Kokkos::complex<double>) {
+  using T = TestType;
+  const std::vector<Kind> cycle = {Kind::random, Kind::zero_column, Kind::graded,
+                                   Kind::repeated_column, Kind::zero};
+  for (const auto [m, n] : std::vector<std::pair<int, int>>{
+           {1, 1},  {3, 4},  {4, 3},   {4, 4},   {5, 5},   {8, 2},   {2, 8},
+           {8, 8},  {9, 9},  {16, 5},  {5, 16},  {16, 16}, {17, 17}, {31, 31},
+           {32, 7}, {7, 32}, {32, 17}, {17, 32}, {32, 1},  {1, 32},  {32, 32}}) {
+    CAPTURE(m, n);
+    std::vector<HostMatrix<T>> originals;
+    std::vector<Kind> kinds;
+    for (int k = 0; k < 11; ++k) {  // 11: no segment width divides it
+      kinds.push_back(cycle[k % cycle.size()]);
+      originals.push_back(member<T>(m, n, kinds.back()));
+    }
+    check_against_portable(originals, kinds, true);
+  }
+  const std::vector<std::pair<int, int>> shapes = {
+      {32, 32}, {0, 3},  {3, 0},  {1, 1},   {6, 6},  {31, 32}, {32, 31}, {12, 25},
+      {25, 12}, {2, 30}, {30, 2}, {16, 16}, {9, 17}, {17, 9},  {32, 20}, {20, 32}};
+  std::vector<HostMatrix<T>> originals;
+  std::vector<Kind> kinds;
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    kinds.push_back(cycle[k % cycle.size()]);
+    originals.push_back(member<T>(shapes[k].first, shapes[k].second, kinds.back()));
+  }
+  check_against_portable(originals, kinds, false);
+}
+
 // The block-per-matrix CUDA kernel (largest dimension 33 to 256) against the portable team
 // kernel: square, tall and wide fixed batches of sizes around the panel width and the limit,
 // and one variable batch of sizes 0 to 256 mixed.
@@ -689,6 +723,8 @@ TEMPLATE_TEST_CASE("cuda::geqrf_batched over 32 x 32 equals portable::geqrf_batc
                                                             {256, 40},
                                                             {200, 33},
                                                             {100, 64},
+                                                            {64, 40},
+                                                            {40, 64},
                                                             {47, 1},
                                                             {40, 256},
                                                             {33, 100},
@@ -714,37 +750,41 @@ TEMPLATE_TEST_CASE("cuda::geqrf_batched over 32 x 32 equals portable::geqrf_batc
 }
 
 // Entries whose squares overflow or underflow (the scaled norm's path), NaN passed through
-// without hanging, and the sizes past the kernel's limit left to the portable path.
-TEMPLATE_TEST_CASE("cuda::geqrf_batched over 32 x 32 on extreme entries and past its limit",
+// without hanging, in both CUDA kernels, and the sizes past their limit left to the portable
+// path.
+TEMPLATE_TEST_CASE("cuda::geqrf_batched on extreme entries and past its limit",
                    "[geqrf_batched][cuda]", float, double) {
   using T = TestType;
-  const int m = 70, n = 50, top = std::numeric_limits<T>::max_exponent;
+  const int top = std::numeric_limits<T>::max_exponent;
   const std::vector<double> scales = {std::ldexp(1.0, top - 28), std::ldexp(1.0, -top + 24), 1.0,
                                       1.0};
-  std::vector<HostMatrix<T>> originals;
-  for (const double scale : scales) {
-    auto a = random_matrix<T>(m, n);
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < m; ++i) a(i, j) *= T(scale);
-    originals.push_back(a);
+  for (const auto [m, n] : std::vector<std::pair<int, int>>{{70, 50}, {32, 20}, {20, 32}, {7, 5}}) {
+    CAPTURE(m, n);
+    std::vector<HostMatrix<T>> originals;
+    for (const double scale : scales) {
+      auto a = random_matrix<T>(m, n);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) a(i, j) *= T(scale);
+      originals.push_back(a);
+    }
+    originals[2](3, 3) = std::numeric_limits<T>::quiet_NaN();
+    const Factored<T> fast = factor(originals, true, true);
+    for (const int b : {0, 1, 3}) {
+      CAPTURE(b);
+      HostMatrix<T> original("A", m, n), factors("QR", m, n);
+      Kokkos::deep_copy(original, originals[b]);
+      Kokkos::deep_copy(factors, fast.qr[b]);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) {
+          original(i, j) /= T(scales[b]);  // powers of two: exact
+          if (i <= j) factors(i, j) /= T(scales[b]);
+        }
+      const auto [backward, loss] = qr_errors(original, factors, fast.tau[b]);
+      CHECK(backward < 30);
+      CHECK(loss < 30);
+    }
+    CHECK(std::isnan(fast.qr[2](std::min(m, n) - 1, n - 1)));
   }
-  originals[2](3, 3) = std::numeric_limits<T>::quiet_NaN();
-  const Factored<T> fast = factor(originals, true, true);
-  for (const int b : {0, 1, 3}) {
-    CAPTURE(b);
-    HostMatrix<T> original("A", m, n), factors("QR", m, n);
-    Kokkos::deep_copy(original, originals[b]);
-    Kokkos::deep_copy(factors, fast.qr[b]);
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < m; ++i) {
-        original(i, j) /= T(scales[b]);  // powers of two: exact
-        if (i <= j) factors(i, j) /= T(scales[b]);
-      }
-    const auto [backward, loss] = qr_errors(original, factors, fast.tau[b]);
-    CHECK(backward < 30);
-    CHECK(loss < 30);
-  }
-  CHECK(std::isnan(fast.qr[2](n - 1, n - 1)));
 
   // 257 rows or columns: not the CUDA kernel's; the public call still factors them.
   const std::vector<HostMatrix<T>> past = {random_matrix<T>(257, 257), random_matrix<T>(40, 257),

@@ -2,9 +2,10 @@
 // Launcher of the CUDA batched Householder QR for small matrices (seed 001: the whole matrix
 // kept on chip). No Kokkos: geqrf_batched.cu includes this.
 //
-// As the batched LU: one warp segment per matrix (4, 8, 16 or 32 lanes), lane i holding row i
-// in registers. A column's norm and each trailing column's product with the reflector are
-// segment reductions; the reflector is applied on registers. Matrices up to max_size x max_size.
+// One warp segment per matrix (4, 8, 16 or 32 lanes), lane c holding column c in registers.
+// At step j lane j forms the reflector from its own column and passes it through shared
+// memory; every lane c > j then computes its w_c = v^H A(j:m, c) alone, v read as a broadcast,
+// and updates its column: no reductions across lanes. Matrices up to max_size x max_size.
 #include <cuda_runtime.h>
 
 #include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"

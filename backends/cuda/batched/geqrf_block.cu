@@ -3,7 +3,6 @@
 #include <cuComplex.h>
 
 #include <algorithm>
-#include <cfloat>
 
 #include "basalt/backends/cuda/batched/geqrf_block_launch.hpp"
 #include "basalt/backends/cuda/batched/warp_batch.cuh"
@@ -44,16 +43,6 @@ __device__ inline bool finite(cuDoubleComplex x) { return isfinite(x.x) && isfin
 // no rows for leave at the start, so a small matrix of a variable batch costs only its own warps.
 __device__ inline void sync(int threads) {
   asm volatile("bar.sync 1, %0;" ::"r"(threads) : "memory");
-}
-
-// The smallest sum of squares the unscaled norm is trusted with: below it, squares lost to
-// underflow could matter.
-template <class Real>
-__device__ inline Real smallest_trusted_square() {
-  if constexpr (sizeof(Real) == 4)
-    return FLT_MIN / FLT_EPSILON * 1024;
-  else
-    return DBL_MIN / DBL_EPSILON * 1024;
 }
 
 // first ? a : b through the bits: a plain select between two elements of a register array
@@ -200,7 +189,7 @@ __device__ void factor_panel(T (&panel)[32], const warp::Located<T>& tau, int j0
     const Real squares = ops::real_part(warp::shuffle<32>(sums.total, 0));
     const bool products_finite =
         __all_sync(warp::full_mask, lane == 0 || lane >= remaining || finite(sums.total));
-    const bool unscaled = squares >= smallest_trusted_square<Real>() && isfinite(squares) &&
+    const bool unscaled = squares >= ops::smallest_trusted_square<Real>() && isfinite(squares) &&
                           products_finite;  // the same on every thread
     Real xnorm;
     if (unscaled) {

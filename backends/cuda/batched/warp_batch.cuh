@@ -133,4 +133,28 @@ void launch_segments(cudaStream_t stream, int count, int largest, const KernelFo
   }
 }
 
+// launch_segments with blocks of Threads threads, for a kernel whose shared memory grows with
+// the matrices a block holds.
+template <int Threads, class KernelFor, class... Args>
+void launch_segments_in_blocks(cudaStream_t stream, int count, int largest,
+                               const KernelFor& kernel_for, const Args&... args) {
+  if (count == 0) return;
+  const auto launch = [&](auto width) {
+    const std::int64_t threads = static_cast<std::int64_t>(count) * width;
+    const int blocks = static_cast<int>((threads + Threads - 1) / Threads);
+    kernel_for(width)<<<blocks, Threads, 0, stream>>>(args...);
+    BASALT_CUDA_CHECK_LAUNCH();
+  };
+  switch (segment_width(largest)) {
+    case 4:
+      return launch(std::integral_constant<int, 4>{});
+    case 8:
+      return launch(std::integral_constant<int, 8>{});
+    case 16:
+      return launch(std::integral_constant<int, 16>{});
+    default:
+      return launch(std::integral_constant<int, 32>{});
+  }
+}
+
 }  // namespace basalt::cuda::kernels::warp

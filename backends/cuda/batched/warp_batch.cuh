@@ -64,16 +64,6 @@ __device__ inline Real segment_max(Real v) {
   return v;
 }
 
-// The first lane of the caller's segment of Width lanes for which `predicate` holds (-1: none).
-// Every lane of the warp must call it.
-template <int Width>
-__device__ inline int first_lane_where(bool predicate) {
-  const unsigned votes = __ballot_sync(full_mask, predicate);
-  const int segment_start = (threadIdx.x % 32) / Width * Width;
-  const unsigned segment_mask = Width == 32 ? full_mask : (1u << Width) - 1;
-  return __ffs((votes >> segment_start) & segment_mask) - 1;
-}
-
 // The votes of the caller's segment of Width lanes for `predicate`: bit i for its lane i. Every
 // lane of the warp must call it.
 template <int Width>

@@ -23,7 +23,7 @@ constexpr int row_step = NB / tile_rows, col_step = NB / tile_cols;
 // to whole warps): the diagonal tile L11 (32 x 32), L21 (the panel's rows below it: at most
 // threads - 32) and the reciprocals of L11's diagonal.
 template <class T>
-std::size_t shared_bytes(int threads) {
+std::size_t shared_bytes_for(int threads) {
   return sizeof(T) * NB * threads + sizeof(ops::real_of_t<T>) * NB;
 }
 
@@ -186,7 +186,7 @@ void potrf_batched_block(cudaStream_t stream, bool lower, const DeviceBatch<T>& 
                          std::int64_t info_stride, int count, int largest) {
   if (count == 0) return;
   const int threads = block::threads_for(largest);
-  const std::size_t shared = shared_bytes<T>(threads);
+  const std::size_t shared = shared_bytes_for<T>(threads);
   const auto kernel = potrf_tiled<T>;
   BASALT_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));

@@ -248,13 +248,17 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched equals portable::potrf_batched", "[potrf
 
 namespace {
 
-// A Hermitian test matrix of one of four kinds: positive definite; not, from diagonal entry
+// A Hermitian test matrix of one of six kinds: positive definite; not, from diagonal entry
 // min(3, n - 1) (spd_matrix's); not, from diagonal entry n - 5 (a failure in a later panel);
-// positive definite and graded (D A D, D = diag(2^-(i / 8)), exactly).
+// positive definite and graded (D A D, D = diag(2^-(i / 8)), exactly); not, from diagonal entry
+// 31 (the last column of the first 32-column panel); not, from diagonal entry 32 (the first of
+// the second).
 template <class T>
 HostMatrix<T> cholesky_test_matrix(int n, int kind) {
   HostMatrix<T> a = spd_matrix<T>(n, kind == 1);
   if (kind == 2 && n > 4) a(n - 5, n - 5) = T(-1);
+  if (kind == 4 && n > 31) a(31, 31) = T(-1);
+  if (kind == 5 && n > 32) a(32, 32) = T(-1);
   if (kind == 3)
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < n; ++i)
@@ -264,13 +268,18 @@ HostMatrix<T> cholesky_test_matrix(int n, int kind) {
 
 // The CUDA path's factor of one matrix against the portable kernel's: same info; where the
 // factorization completes, an accurate factor; the leading columns it completed equal up to
-// rounding.
+// rounding; the other triangle untouched.
 template <class T>
 void check_against_portable(const HostMatrix<T>& original, const HostMatrix<T>& factor,
                             const HostMatrix<T>& reference, int info, int reference_info,
                             Triangle uplo) {
   REQUIRE(info == reference_info);
   const int n = original.extent(0);
+  int touched = 0;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i)
+      if (uplo == Triangle::lower ? i < j : i > j) touched += !(factor(i, j) == original(i, j));
+  CHECK(touched == 0);
   const int done = info == 0 ? n : info - 1;
   if (info == 0) CHECK(cholesky_backward_error(original, factor, uplo) < 30);
   double difference = 0, size = 0;
@@ -287,8 +296,10 @@ void check_against_portable(const HostMatrix<T>& original, const HostMatrix<T>& 
 }  // namespace
 
 // The block-per-matrix CUDA kernel (orders 33 to 256) against the portable team kernel on the GPU:
-// fixed batches, a variable batch of orders 0 to 256 (which the block kernel takes whole), both
-// triangles, failures in the first and in later panels, a NaN member, and the limit.
+// fixed batches on both sides of every panel edge, variable batches of orders 0 to 256 and 0 to
+// 65 (which the block kernel takes whole, with blocks sized for the largest), both triangles,
+// failures in the first and in later panels and on a panel's first and last columns, a NaN
+// member, and the limit.
 TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_batched",
                    "[potrf_batched][cuda]", float, double, Kokkos::complex<float>,
                    Kokkos::complex<double>) {
@@ -309,10 +320,11 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
   for (const Triangle uplo : {Triangle::lower, Triangle::upper}) {
     CAPTURE(static_cast<int>(uplo));
     for (const auto [n, count] :
-         std::vector<Case>{{33, 8}, {47, 8}, {64, 8}, {100, 4}, {128, 4}, {255, 4}, {256, 4}}) {
+         std::vector<Case>{{33, 8}, {47, 6}, {63, 6}, {64, 6}, {65, 6}, {100, 6}, {127, 6},
+                           {128, 6}, {200, 6}, {255, 6}, {256, 6}}) {
       CAPTURE(n);
       std::vector<HostMatrix<T>> originals;
-      for (int b = 0; b < count; ++b) originals.push_back(cholesky_test_matrix<T>(n, b % 4));
+      for (int b = 0; b < count; ++b) originals.push_back(cholesky_test_matrix<T>(n, b % 6));
       auto fast = device_batch(originals, n, n);
       auto reference = device_batch(originals, n, n);
       Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
@@ -329,22 +341,26 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
       }
     }
 
-    const std::vector<int> sizes = {1, 256, 33, 0, 5, 47, 128, 64, 100, 31, 255, 2, 96, 129, 32};
-    std::vector<HostMatrix<T>> originals;
-    for (size_t b = 0; b < sizes.size(); ++b)
-      originals.push_back(cholesky_test_matrix<T>(sizes[b], b % 4));
-    auto fast = variable_batch(originals);
-    auto reference = variable_batch(originals);
-    Kokkos::View<int*> fast_info("info", fast.count()), reference_info("info", fast.count());
-    factor_both(uplo, fast, reference, fast_info, reference_info);
-    const auto factors = host_matrices(fast);
-    const auto reference_factors = host_matrices(reference);
-    const auto infos = to_host(fast_info);
-    const auto reference_infos = to_host(reference_info);
-    for (size_t b = 0; b < sizes.size(); ++b) {
-      CAPTURE(b, sizes[b]);
-      check_against_portable(originals[b], factors[b], reference_factors[b], infos(b),
-                             reference_infos(b), uplo);
+    for (const std::vector<int>& sizes :
+         {std::vector<int>{1, 256, 33, 0, 5, 47, 128, 64, 100, 31, 255, 2, 96, 129, 32, 63, 65,
+                           127, 200, 40, 70},
+          std::vector<int>{65, 40, 33, 64, 7, 0, 50, 36, 65, 64, 60, 34}}) {
+      std::vector<HostMatrix<T>> originals;
+      for (size_t b = 0; b < sizes.size(); ++b)
+        originals.push_back(cholesky_test_matrix<T>(sizes[b], b % 6));
+      auto fast = variable_batch(originals);
+      auto reference = variable_batch(originals);
+      Kokkos::View<int*> fast_info("info", fast.count()), reference_info("info", fast.count());
+      factor_both(uplo, fast, reference, fast_info, reference_info);
+      const auto factors = host_matrices(fast);
+      const auto reference_factors = host_matrices(reference);
+      const auto infos = to_host(fast_info);
+      const auto reference_infos = to_host(reference_info);
+      for (size_t b = 0; b < sizes.size(); ++b) {
+        CAPTURE(sizes.size(), b, sizes[b]);
+        check_against_portable(originals[b], factors[b], reference_factors[b], infos(b),
+                               reference_infos(b), uplo);
+      }
     }
   }
 

@@ -1,6 +1,9 @@
-// CUDA batched Cholesky of matrices of order 33 to 256: one thread block per matrix, one row of
-// the factor per thread, blocked by 32-column panels.
+// CUDA batched Cholesky of matrices of order 33 to 256: one thread block per matrix, right-looking
+// by 32-column panels; the trailing update as a register-tiled product from shared memory, the
+// next panel's diagonal tile factored beside it.
 #include <cuComplex.h>
+
+#include <cstddef>
 
 #include "basalt/backends/cuda/batched/block_batch.cuh"
 #include "basalt/backends/cuda/batched/potrf_batched_launch.hpp"
@@ -11,106 +14,204 @@ namespace basalt::cuda::kernels {
 
 namespace {
 
-// Right-looking Cholesky by panels of 32 columns. Thread i owns row i of the lower factor (for
-// an upper triangle, column i, conjugated) and holds its part in the panel in registers. At panel
-// step j the rows of the panel's diagonal block share their (unscaled) element of column j;
-// every thread takes the diagonal's square root from it, the threads below scale their own
-// element (times the root's reciprocal: one division per step) and subtract
-// L(i, j) conj(L(c, j)) from their elements c in the panel, as the warp kernel does. Then the
-// trailing columns, chunk by chunk: the rows of the chunk's columns share their part in the
-// panel P, and every row i subtracts L(i, P) L(c, P)^H from its elements c <= i of the chunk.
-// A non-positive (or NaN) diagonal stops the matrix there, the panel stored with A(j, j) as it
-// was updated (the columns before it are final; later ones hold partial updates). Thread i
-// reads and writes only row i of the factor; control flow depends only on the matrix's order
-// and on shared values, the same on every thread of the block.
+constexpr int NB = block::panel_width;
+// A lane's part of a warp's 32 x 32 tile of the trailing update: rows 8 apart, columns 4 apart,
+// so that each value read from shared memory feeds 8 or 4 multiply-adds.
+constexpr int tile_rows = 4, tile_cols = 8;
+constexpr int row_step = NB / tile_rows, col_step = NB / tile_cols;
+
+// Shared memory of a block of `threads` threads (one per row of the largest matrix, rounded up
+// to whole warps): the diagonal tile L11 (32 x 32), L21 (the panel's rows below it: at most
+// threads - 32) and the reciprocals of L11's diagonal.
+template <class T>
+std::size_t shared_bytes_for(int threads) {
+  return sizeof(T) * NB * threads + sizeof(ops::real_of_t<T>) * NB;
+}
+
+// Right-looking Cholesky by panels of 32 columns, with two block barriers per panel. Warp 0
+// factors a panel's diagonal tile in registers, lane t holding row t (of the lower factor; for
+// an upper triangle, column t, conjugated), as the warp kernel (potrf_batched.cu) does, by
+// shuffles, and puts L11 in shared memory. After a barrier, every thread t >= 32 loads row
+// k0 + t of the panel and solves its row of L21 = A21 L11^-H by forward substitution, L11 read
+// by broadcasts, and puts it in shared memory too. After another, A22 -= L21 L21^H, its lower
+// triangle only, tile by tile: a warp loads a 32 x 32 tile of A22 into registers (lane (tr, tc)
+// holding rows tr + 8i and columns tc + 4j), subtracts the product of L21's rows and columns
+// read from shared memory and stores it back. Warp 0 takes the first tile, the next panel's
+// diagonal tile, and factors it (through shared memory into its rows) while the other warps
+// update the rest. A non-positive (or NaN) diagonal stops the matrix there: the columns before
+// it final, the diagonal tile stored as updated so far (A(j, j) as it was updated), the rows
+// below and the trailing matrix as the earlier panels left them. Only the stored triangle is
+// read or written; control flow depends only on the matrix's order and on values shared by the
+// whole warp or block.
 template <class T>
 __global__ void __launch_bounds__(block::max_threads)
-    potrf_block(bool lower, DeviceBatch<T> batch, int* info, std::int64_t info_stride, int count) {
+    potrf_tiled(bool lower, DeviceBatch<T> batch, int* info, std::int64_t info_stride, int count) {
   using Real = ops::real_of_t<T>;
-  constexpr int NB = block::panel_width, W = block::chunk_width<T>;
-  __shared__ T column[2][NB];  // by step parity: a step's readers may lag the next step's writers
-  // conj(L(c, panel)) for the chunk's columns c; padded so that the threads storing their rows
-  // at once hit different banks.
-  __shared__ T chunk_rows[W][NB + 1];
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  const int pitch = blockDim.x - NB;
+  T* const l11 = reinterpret_cast<T*>(shared_bytes);  // L11(r, c) at l11[c * NB + r]
+  T* const l21 = l11 + NB * NB;                        // L21(r, c) at l21[c * pitch + r]
+  Real* const reciprocal = reinterpret_cast<Real*>(l21 + NB * pitch);  // 1 / L11(j, j)
+  __shared__ int panel_done;  // columns of the panel factored: jb, or the failing one's index
 
-  const int b = blockIdx.x, i = threadIdx.x;
+  const int b = blockIdx.x, t = threadIdx.x, lane = t % 32, warp = t / 32;
+  const int warps = blockDim.x / 32;
   const warp::Located<T> a = warp::locate(batch, b, count);
   const int n = a.rows;
-  // Element (i, c) of the lower triangle: A(i, c), or conj(A(c, i)) when the upper one is stored.
-  const auto load = [&](int c) {
-    return lower ? block::at(a, i, c) : ops::conjugate(block::at(a, c, i));
+  // Element (r, c), r >= c, of the lower triangle: A(r, c), or conj(A(c, r)) when the upper one
+  // is stored.
+  const auto load = [&](int r, int c) {
+    return lower ? block::at(a, r, c) : ops::conjugate(block::at(a, c, r));
   };
-  const auto store = [&](int c, T v) {
+  const auto store = [&](int r, int c, T v) {
     if (lower)
-      block::at(a, i, c) = v;
+      block::at(a, r, c) = v;
     else
-      block::at(a, c, i) = ops::conjugate(v);
+      block::at(a, c, r) = ops::conjugate(v);
   };
 
-  int failed = 0;
-  for (int k0 = 0; k0 < n && failed == 0; k0 += NB) {
-    const int jb = min(NB, n - k0);
-    const bool mine = k0 <= i && i < n;
-    T row[NB];
-#pragma unroll
-    for (int c = 0; c < NB; ++c) row[c] = mine && c < jb && k0 + c <= i ? load(k0 + c) : T{};
-
+  // Warp 0: the jb x jb diagonal tile at k0, lane t holding its row t (zeros past jb), into
+  // L11 in memory and in shared memory, its reciprocals and panel_done.
+  const auto factor_diagonal = [&](T(&row)[NB], int k0, int jb) {
+    int done = jb;
 #pragma unroll
     for (int j = 0; j < NB; ++j) {
-      if (j >= jb || failed != 0) continue;
-      const int c = k0 + j;
-      if (c <= i && i < k0 + jb) column[j % 2][i - k0] = row[j];
-      __syncthreads();
-      const Real diagonal = ops::real_part(column[j % 2][j]);
+      if (j >= done) continue;
+      const Real diagonal = ops::real_part(warp::shuffle<32>(row[j], j));
       if (!(diagonal > Real(0))) {
-        failed = c + 1;
+        done = j;
         continue;
       }
       const Real root = sqrt(diagonal), inverse = Real(1) / root;
-      if (i == c) row[j] = ops::make_scalar<T>(root);
-      if (mine && i > c) {
-        // Every thread scales column j's elements the same way, so all use the values stored.
-        row[j] = ops::times_real(row[j], inverse);
+      if (t == j) {
+        row[j] = ops::make_scalar<T>(root);
+        reciprocal[j] = inverse;
+      }
+      if (t > j) row[j] = ops::times_real(row[j], inverse);
 #pragma unroll
-        for (int cc = j + 1; cc < NB; ++cc)
-          if (cc < jb && k0 + cc <= i) {
-            const T l = ops::conjugate(ops::times_real(column[j % 2][cc], inverse));
-            row[cc] = ops::minus_product(row[cc], row[j], l);
+      for (int c = j + 1; c < NB; ++c) {
+        const T l = ops::conjugate(warp::shuffle<32>(row[j], c));
+        if (c <= t) row[c] = ops::minus_product(row[c], row[j], l);
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < NB; ++c) {
+      l11[c * NB + t] = row[c];
+      if (t < jb && c <= t) store(k0 + t, k0 + c, row[c]);
+    }
+    if (t == 0) panel_done = done;
+  };
+
+  // The lanes of a warp side by side along the stored triangle's contiguous dimension (for
+  // column-major storage), so that a tile's loads and stores use whole 32-byte sectors.
+  const int tr = lower ? lane % row_step : lane / col_step;
+  const int tc = lower ? lane / row_step : lane % col_step;
+  // The lane's part of tile (ti, tj) of A22 = A(start:n, start:n) (order m) less L21 L21^H:
+  // element (tr + 8i, tc + 4j) of the tile, where it is in A22's lower triangle.
+  const auto update_tile = [&](int start, int m, int ti, int tj,
+                               T(&sum)[tile_rows][tile_cols]) {
+    const int r0 = ti * NB + tr, c0 = tj * NB + tc;
+#pragma unroll
+    for (int i = 0; i < tile_rows; ++i)
+#pragma unroll
+      for (int j = 0; j < tile_cols; ++j) {
+        const int r = r0 + row_step * i, c = c0 + col_step * j;
+        sum[i][j] = r < m && c <= r ? load(start + r, start + c) : T{};
+      }
+#pragma unroll
+    for (int k = 0; k < NB; ++k) {
+      T left[tile_rows], right[tile_cols];
+#pragma unroll
+      for (int i = 0; i < tile_rows; ++i) left[i] = l21[k * pitch + r0 + row_step * i];
+#pragma unroll
+      for (int j = 0; j < tile_cols; ++j)
+        right[j] = ops::conjugate(l21[k * pitch + c0 + col_step * j]);
+#pragma unroll
+      for (int i = 0; i < tile_rows; ++i)
+#pragma unroll
+        for (int j = 0; j < tile_cols; ++j)
+          sum[i][j] = ops::minus_product(sum[i][j], left[i], right[j]);
+    }
+  };
+
+  int failed = 0;
+  // From k0 = -NB: before the first panel only its diagonal tile, factored.
+  for (int k0 = -NB; k0 < n; k0 += NB) {
+    if (k0 >= 0) {
+      __syncthreads();  // L11, its reciprocals and panel_done; the last update's tiles stored
+      const int jb = min(NB, n - k0), done = panel_done;
+      if (t >= NB) {
+        // Rows past the matrix stay zero: the tiles on its edge read them but never store.
+        const bool mine = t < n - k0;
+        T row[NB];
+#pragma unroll
+        for (int c = 0; c < NB; ++c) row[c] = mine ? load(k0 + t, k0 + c) : T{};
+        if (mine) {
+#pragma unroll
+          for (int j = 0; j < NB; ++j) {
+            if (j >= done) continue;
+            row[j] = ops::times_real(row[j], reciprocal[j]);
+#pragma unroll
+            for (int c = j + 1; c < NB; ++c)
+              row[c] = ops::minus_product(row[c], row[j], ops::conjugate(l11[j * NB + c]));
+          }
+#pragma unroll
+          for (int c = 0; c < NB; ++c)
+            if (c < done) store(k0 + t, k0 + c, row[c]);
+        }
+#pragma unroll
+        for (int c = 0; c < NB; ++c) l21[c * pitch + t - NB] = row[c];
+      }
+      if (done < jb) {
+        failed = k0 + done + 1;
+        break;
+      }
+      if (n - k0 <= NB) break;
+      __syncthreads();  // L21; L11 and panel_done read
+    }
+
+    const int start = k0 + NB, m = n - start;  // the trailing matrix and its order
+    T sum[tile_rows][tile_cols];
+    if (warp == 0) {
+      // The next diagonal tile, into L11's place, factored at once while the other warps update
+      // the rest.
+      if (k0 >= 0) {
+        update_tile(start, m, 0, 0, sum);
+#pragma unroll
+        for (int i = 0; i < tile_rows; ++i)
+#pragma unroll
+          for (int j = 0; j < tile_cols; ++j)
+            l11[(tc + col_step * j) * NB + tr + row_step * i] = sum[i][j];
+      } else {
+#pragma unroll
+        for (int c = 0; c < NB; ++c)
+          if (c <= t && t < n) l11[c * NB + t] = load(t, c);
+      }
+      __syncwarp();
+      const int next = min(NB, m);
+      T row[NB];
+#pragma unroll
+      for (int c = 0; c < NB; ++c) row[c] = t < next && c <= t ? l11[c * NB + t] : T{};
+      __syncwarp();
+      factor_diagonal(row, start, next);
+    } else if (k0 >= 0) {
+      const int across = (m + NB - 1) / NB;
+      for (int tile = warp; tile < across * (across + 1) / 2; tile += warps - 1) {
+        int ti = 0;  // tile (ti, tj), ti >= tj, of the trailing matrix's lower triangle
+        while ((ti + 1) * (ti + 2) / 2 <= tile) ++ti;
+        const int tj = tile - ti * (ti + 1) / 2;
+        update_tile(start, m, ti, tj, sum);
+#pragma unroll
+        for (int i = 0; i < tile_rows; ++i)
+#pragma unroll
+          for (int j = 0; j < tile_cols; ++j) {
+            const int r = ti * NB + tr + row_step * i, c = tj * NB + tc + col_step * j;
+            if (r < m && c <= r) store(start + r, start + c, sum[i][j]);
           }
       }
     }
-    if (mine) {
-#pragma unroll
-      for (int c = 0; c < NB; ++c)
-        if (c < jb && k0 + c <= i) store(k0 + c, row[c]);
-    }
-    if (failed != 0) break;
-
-    for (int c0 = k0 + jb; c0 < n; c0 += W) {
-      __syncthreads();  // chunk_rows free again (the last chunk's reads done)
-      if (c0 <= i && i < min(c0 + W, n)) {
-#pragma unroll
-        for (int k = 0; k < NB; ++k) chunk_rows[i - c0][k] = ops::conjugate(row[k]);
-      }
-      __syncthreads();
-      if (c0 <= i && i < n) {
-        T seg[W];
-#pragma unroll
-        for (int w = 0; w < W; ++w) seg[w] = c0 + w <= i ? load(c0 + w) : T{};
-#pragma unroll
-        for (int k = 0; k < NB; ++k) {
-          if (k >= jb) continue;
-#pragma unroll
-          for (int w = 0; w < W; ++w) seg[w] = ops::minus_product(seg[w], row[k], chunk_rows[w][k]);
-        }
-#pragma unroll
-        for (int w = 0; w < W; ++w)
-          if (c0 + w <= i) store(c0 + w, seg[w]);
-      }
-    }
-    __syncthreads();  // column free again for the next panel
   }
-  if (i == 0) info[b * info_stride] = failed;
+  if (t == 0) info[b * info_stride] = failed;
 }
 
 }  // namespace
@@ -119,8 +220,12 @@ template <class T>
 void potrf_batched_block(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
                          std::int64_t info_stride, int count, int largest) {
   if (count == 0) return;
-  potrf_block<T>
-      <<<count, block::threads_for(largest), 0, stream>>>(lower, A, info, info_stride, count);
+  const int threads = block::threads_for(largest);
+  const std::size_t shared = shared_bytes_for<T>(threads);
+  const auto kernel = potrf_tiled<T>;
+  BASALT_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+  kernel<<<count, threads, shared, stream>>>(lower, A, info, info_stride, count);
   BASALT_CUDA_CHECK_LAUNCH();
 }
 

@@ -6,9 +6,10 @@
 // conjugated), the diagonal element and the factor's column broadcast by shuffles. Matrices up to
 // max_size x max_size.
 //
-// Larger matrices, up to block_max_size (potrf_batched_block.cu): as the batched LU's block
-// kernel, one thread block per matrix, thread i holding row i of the factor's current 32-column
-// panel in registers, the trailing columns in chunks through registers.
+// Larger matrices, up to block_max_size (potrf_batched_block.cu): one thread block per matrix,
+// right-looking by 32-column panels: one warp factors the diagonal tile in registers, the rows
+// below solve against it one row per thread, and the trailing update runs as a product of L21
+// (in shared memory) by itself, a 32 x 32 tile per warp and a 4 x 8 register tile per lane.
 #include <cuda_runtime.h>
 
 #include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"

@@ -4,11 +4,12 @@
 // triangular). The panel halves recursively down to geqr2 (one team for short panels, a
 // backend's fused panel kernel where there is one, else a few kernels per column); T is built
 // recursively (seed 001, section 4.3.4: the diagonal blocks of T at one level are the T's of
-// the level below, only the off-diagonal block is new) down to the same width, where one team
-// builds it column by column. Every product takes V from a zero-padded copy in the workspace
-// (unit diagonal, zeros above it), so that V's triangle needs no trmm of its own: larfb is a
-// gemm, a trmm with the small T and a gemm, and T's new block is one gemm and two trmms, about
-// a third of the calls of the unpadded form (each call costs a GPU ~10 us whatever its size).
+// the level below, only the off-diagonal block is new, one gemm and one launch) down to the same
+// width, where one team builds it column by column. Every product takes V from a zero-padded
+// copy in the workspace (unit diagonal, zeros above it), so that V's triangle needs no trmm of
+// its own: larfb is three calls (a gemm, a trmm with the small T, a gemm) where the unpadded
+// form takes seven, a join of T two where it takes five. Each call costs a GPU ~10 us whatever
+// its size, so the count matters as much as the flops.
 // Every product goes through blas.hpp, so a backend's gemm and trmm (cuBLAS on CUDA) run this
 // same driver on the caller's stream.
 #include <Kokkos_Core.hpp>
@@ -212,20 +213,6 @@ void geqr2(const ExecSpace& exec, const PView& P, const TauView& tau,
   geqr2_columns(exec, P, tau, work);
 }
 
-// T's off-diagonal block for reflectors split after k1, given T11 and T22 and, in T12, V1^H V2:
-// T12 = -T11 (V1^H V2) T22.
-template <class ExecSpace, class TView>
-void larft_join(const ExecSpace& exec, const TView& T, int k1) {
-  using Scalar = typename TView::non_const_value_type;
-  const int k = static_cast<int>(T.extent(0));
-  const auto left = range(0, k1), right = range(k1, k);
-  const auto T12 = Kokkos::subview(T, left, right);
-  trmm(exec, ApplySide::left, false, Op::none, false, Scalar(-1), Kokkos::subview(T, left, left),
-       T12);
-  trmm(exec, ApplySide::right, false, Op::none, false, Scalar(1), Kokkos::subview(T, right, right),
-       T12);
-}
-
 // The diagonal blocks of T, leaf_width reflectors each (the last one narrower), from G = V^H V
 // in T's upper triangle, one team per block in one launch: LAPACK's classic larft column by
 // column, T(0:j, j) = -tau(j) T(0:j, 0:j) G(0:j, j) and T(j, j) = tau(j), within the block.
@@ -262,33 +249,58 @@ void larft_leaves(const ExecSpace& exec, const TauView& tau, const TView& T, int
       });
 }
 
-// The off-diagonal blocks of T over G, bottom up: halves split at a multiple of leaf_width, so
-// that the leaves are larft_leaves' blocks.
+// One level of T's recursion, in one launch: for every pair of consecutive blocks of `half`
+// reflectors (the first [a, a + half), the second [a + half, min(a + 2 half, k))) whose T's are
+// on T's diagonal, the pair's off-diagonal block T12 = -T11 G12 T22, G12 = V1^H V2 read as
+// G21^H from T's strictly lower part, where the caller left G21 = V2^H V1, so that no team
+// reads what another writes. One team per column of the second blocks: x = G12 T22(:, j), then
+// T12(:, j) = -T11 x.
 template <class ExecSpace, class TView>
-void larft_joins(const ExecSpace& exec, const TView& T, int leaf_width) {
+void larft_join_level(const ExecSpace& exec, const TView& T, int half) {
+  using Scalar = typename TView::non_const_value_type;
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Scratch =
+      Kokkos::View<Scalar*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   const int k = static_cast<int>(T.extent(0));
-  const int leaves = (k + leaf_width - 1) / leaf_width;
-  if (leaves <= 1) return;
-  const int k1 = leaves / 2 * leaf_width;
-  const auto left = range(0, k1), right = range(k1, k);
-  larft_joins(exec, Kokkos::subview(T, left, left), leaf_width);
-  larft_joins(exec, Kokkos::subview(T, right, right), leaf_width);
-  larft_join(exec, T, k1);
+  const int pairs = (k + 2 * half - 1) / (2 * half);
+  Kokkos::parallel_for(
+      "basalt::larft::join",
+      Policy(exec, pairs * half, Kokkos::AUTO)
+          .set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(half))),
+      KOKKOS_LAMBDA(const typename Policy::member_type& team) {
+        const int a = team.league_rank() / half * 2 * half, j = team.league_rank() % half;
+        const int r = a + half, c = r + j;
+        if (c >= k) return;
+        const Scratch x(team.team_scratch(0), half);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, half), [&](const int i) {
+          Scalar sum(0);
+          for (int l = 0; l <= j; ++l) sum += conjugate(T(r + l, a + i)) * T(r + l, c);
+          x(i) = sum;
+        });
+        team.team_barrier();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, half), [&](const int i) {
+          Scalar sum(0);
+          for (int l = i; l < half; ++l) sum += T(a + i, a + l) * x(l);
+          T(a + i, c) = -sum;
+        });
+      });
 }
 
 // LAPACK's larft (forward, columnwise): the upper triangular T (k x k) with H(0) ... H(k-1) =
 // I - V T V^H for the k reflectors of the padded Vp (p x k, p >= k) and tau. G = V^H V for all
-// the reflectors in one gemm into T (its strictly lower part is left holding G's and is never
-// read), the leaves' diagonal blocks in one launch, then the joins' trmms.
+// the reflectors in one gemm into T, the leaves' diagonal blocks in one launch, then one launch
+// per level of the recursion, blocks of leaf_width, 2 leaf_width, ... joined in pairs (T's
+// strictly lower part keeps G's and is never read as T).
 template <class ExecSpace, class VView, class TauView, class TView>
 void larft(const ExecSpace& exec, const VView& Vp, const TauView& tau, const TView& T,
            int leaf_width) {
   using Scalar = typename TView::non_const_value_type;
   ProfilingRegion region("basalt::larft");
-  if (Vp.extent(1) == 0) return;
+  const int k = static_cast<int>(Vp.extent(1));
+  if (k == 0) return;
   gemm(exec, Op::conj_transpose, Op::none, Scalar(1), Vp, Vp, Scalar(0), T);
   larft_leaves(exec, tau, T, leaf_width);
-  larft_joins(exec, T, leaf_width);
+  for (int half = leaf_width; half < k; half *= 2) larft_join_level(exec, T, half);
 }
 
 // LAPACK's larfb (forward, columnwise): C = op(Q) C (side left, C p x n) or C op(Q) (side
@@ -331,7 +343,8 @@ void factor_panel(const ExecSpace& exec, const PView& P, const TauView& tau, con
           tune.recursion_width);
     return;
   }
-  const int n1 = w / 2;
+  // The left half at least as wide as the right: one join of blocks of n1 makes T.
+  const int n1 = (w + 1) / 2;
   const auto left = range(0, n1), right = range(n1, w);
   factor_panel(exec, Kokkos::subview(P, Kokkos::ALL, left), Kokkos::subview(tau, left),
                Kokkos::subview(Tf, left, left), Kokkos::subview(Vp, Kokkos::ALL, left), work, tune);
@@ -341,11 +354,11 @@ void factor_panel(const ExecSpace& exec, const PView& P, const TauView& tau, con
   factor_panel(exec, Kokkos::subview(P, range(n1, p), right), Kokkos::subview(tau, right),
                Kokkos::subview(Tf, right, right), Kokkos::subview(Vp, Kokkos::ALL, right), work,
                tune);
-  // T12 holds V1^H V2 for larft_join; V2 is zero above the panel's row n1.
+  // G21 = V2^H V1 below T's diagonal for the join; V2 is zero above the panel's row n1.
   const auto below = range(offset + n1, offset + p);
-  gemm(exec, Op::conj_transpose, Op::none, T(1), Kokkos::subview(Vp, below, left),
-       Kokkos::subview(Vp, below, right), T(0), Kokkos::subview(Tf, left, right));
-  larft_join(exec, Tf, n1);
+  gemm(exec, Op::conj_transpose, Op::none, T(1), Kokkos::subview(Vp, below, right),
+       Kokkos::subview(Vp, below, left), T(0), Kokkos::subview(Tf, right, left));
+  larft_join_level(exec, Tf, n1);
 }
 
 // Blocked Householder QR of A (m x n): per block of nb columns, the recursive panel with its T

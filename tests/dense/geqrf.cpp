@@ -212,7 +212,7 @@ TEMPLATE_TEST_CASE("QR routines with the GPU's tuning", "[geqrf][ormqr][orgqr]",
   const tuning::Qr tune{256, 16, 256};
   int index = 0;
   for (const auto [m, n] : std::vector<Shape>{{300, 300}, {520, 257}, {200, 330}})
-    for (Kind kind : {Kind::random, Kind::zero_column}) {
+    for (Kind kind : {Kind::random, Kind::zero_column, Kind::graded}) {
       const bool padded = ++index % 2 == 0;
       CAPTURE(m, n, static_cast<int>(kind), padded);
       check_geqrf(test_matrix<T>(m, n, kind), kind, padded,

@@ -204,6 +204,45 @@ TEMPLATE_TEST_CASE("geqrf with either geqr2", "[geqrf]", float, double, Kokkos::
       }
 }
 
+// The GPU's tuning on this backend: 256-column blocks, panels halved five times down to 16
+// columns, T joined over blocks of up to 128 reflectors; widths not powers of two split unevenly.
+TEMPLATE_TEST_CASE("QR routines with the GPU's tuning", "[geqrf][ormqr][orgqr]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  const tuning::Qr tune{256, 16, 256};
+  int index = 0;
+  for (const auto [m, n] : std::vector<Shape>{{300, 300}, {520, 257}, {200, 330}})
+    for (Kind kind : {Kind::random, Kind::zero_column, Kind::graded}) {
+      const bool padded = ++index % 2 == 0;
+      CAPTURE(m, n, static_cast<int>(kind), padded);
+      check_geqrf(test_matrix<T>(m, n, kind), kind, padded,
+                  [&](const auto& A, const auto& tau) { impl::geqrf(Exec(), A, tau, tune); });
+    }
+  for (const auto [m, k] : std::vector<Shape>{{300, 300}, {520, 257}, {400, 100}}) {
+    CAPTURE(m, k);
+    auto factors = test_matrix<T>(m, k, Kind::random);
+    HostVector<T> t("tau", k);
+    lapacke::geqrf(factors, t);
+    const auto tau = device_copy(t);
+    auto Q = device_matrix(factors, true);
+    impl::orgqr(Exec(), Q, tau, tune);
+    const auto q = lapack_q(factors, t, k);
+    CHECK(relative(difference(widen(host_copy(Q)), widen(q)), widen(q), m, eps<T>()) < 30);
+    for (ApplySide side : {ApplySide::left, ApplySide::right})
+      for (Op op : {Op::none, Op::conj_transpose}) {
+        CAPTURE(static_cast<int>(side), static_cast<int>(op));
+        const bool left = side == ApplySide::left;
+        const auto c = left ? random_matrix<T>(m, 7) : random_matrix<T>(7, m);
+        auto C = device_matrix(c, false), reference = device_matrix(c, true);
+        const auto A = device_matrix(factors, false);
+        impl::ormqr(Exec(), side, op, A, tau, C, tune);
+        ormqr(Exec(), side, op, A, tau, reference);
+        const WideMatrix expected = widen(host_copy(reference));
+        CHECK(relative(difference(widen(host_copy(C)), expected), expected, m, eps<T>()) < 30);
+      }
+  }
+}
+
 TEMPLATE_TEST_CASE("orgqr on LAPACK's geqrf output", "[geqrf][orgqr]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
@@ -475,7 +514,7 @@ void compare_cuda_geqr2(const std::vector<Shape>& panels, const std::vector<Pane
       const bool taken = cuda::geqr2(exec, fast, fast_tau);
       REQUIRE(taken == (p <= cuda::geqr2_height_limit<T>(exec, w)));
       if (!taken) continue;
-      const impl::QrWork<Kokkos::Cuda, T> work(w, 1, 1, p, w);
+      const impl::QrWork<Kokkos::Cuda, T> work(w, 1, 1, 0, 0, p, w);
       impl::geqr2_columns(exec, reference, reference_tau, work);
       exec.fence();
       const auto factors = host_copy(fast), expected = host_copy(reference);

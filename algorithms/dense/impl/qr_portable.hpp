@@ -4,10 +4,14 @@
 // triangular). The panel halves recursively down to geqr2 (one team for short panels, a
 // backend's fused panel kernel where there is one, else a few kernels per column); T is built
 // recursively (seed 001, section 4.3.4: the diagonal blocks of T at one level are the T's of
-// the level below, only the off-diagonal block is new, one gemm and three trmms) down to the
-// same width, where one gemm and one team build it column by column; larfb applies a block of
-// reflectors as gemms and trmms. Every product goes through blas.hpp, so a backend's
-// gemm and trmm (cuBLAS on CUDA) run this same driver on the caller's stream.
+// the level below, only the off-diagonal block is new, one gemm and one launch) down to the same
+// width, where one team builds it column by column. Every product takes V from a zero-padded
+// copy in the workspace (unit diagonal, zeros above it), so that V's triangle needs no trmm of
+// its own: larfb is three calls (a gemm, a trmm with the small T, a gemm) where the unpadded
+// form takes seven, a join of T two where it takes five. Each call costs a GPU ~10 us whatever
+// its size, so the count matters as much as the flops.
+// Every product goes through blas.hpp, so a backend's gemm and trmm (cuBLAS on CUDA) run this
+// same driver on the caller's stream.
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cstdint>
@@ -25,25 +29,29 @@
 namespace basalt::impl {
 
 // Scratch for one QR call, allocated once (without initialization, so no hidden fence): T of a
-// block of reflectors, larfb's W, and the state of geqr2's kernel steps.
+// block of reflectors, larfb's W, the zero-padded copy of the reflectors, and the state of
+// geqr2's kernel steps.
 template <class ExecSpace, class T>
 struct QrWork {
   using Memory = typename ExecSpace::memory_space;
   using Real = real_t<T>;
   Kokkos::View<T**, Kokkos::LayoutLeft, Memory> t;  // nb x nb
   Kokkos::View<T**, Kokkos::LayoutLeft, Memory> w;  // larfb: k x cols(C) or rows(C) x k
+  Kokkos::View<T**, Kokkos::LayoutLeft, Memory> v;  // V padded: rows x reflectors
   Kokkos::View<T**, Kokkos::LayoutLeft, Memory> u;  // geqr2: tau v, rows x 1
   Kokkos::View<T**, Kokkos::LayoutLeft, Memory> z;  // geqr2: A^H (tau v), width x 1
   Kokkos::View<T*, Memory> beta;                    // geqr2: R's diagonal while v(j) = 1 stands in
   Kokkos::View<T, Memory> divisor;                  // geqr2: v = x / divisor
   Kokkos::View<Real, Memory> largest, sum;          // geqr2: the scaled column norm
 
-  QrWork(int nb, int w_rows, int w_cols, int panel_rows, int recursion_width) {
+  QrWork(int nb, int w_rows, int w_cols, int v_rows, int v_cols, int panel_rows,
+         int recursion_width) {
     const auto alloc = [](const std::string& label) {
       return Kokkos::view_alloc(Kokkos::WithoutInitializing, label);
     };
     t = decltype(t)(alloc("basalt::qr::t"), nb, nb);
     w = decltype(w)(alloc("basalt::qr::w"), w_rows, w_cols);
+    v = decltype(v)(alloc("basalt::qr::v"), v_rows, v_cols);
     u = decltype(u)(alloc("basalt::qr::u"), panel_rows, 1);
     z = decltype(z)(alloc("basalt::qr::z"), recursion_width, 1);
     beta = decltype(beta)(alloc("basalt::qr::beta"), recursion_width);
@@ -70,19 +78,21 @@ void copy_adjoint(const ExecSpace& exec, const SrcView& src, const DstView& dst)
       KOKKOS_LAMBDA(const int i, const int j) { dst(j, i) = conjugate(src(i, j)); });
 }
 
-// dst = src, or dst -= src with subtract.
-template <class ExecSpace, class SrcView, class DstView>
-void copy_or_subtract(const ExecSpace& exec, const SrcView& src, const DstView& dst,
-                      bool subtract) {
-  if (src.extent(0) == 0 || src.extent(1) == 0) return;
+// Vp = the reflectors stored in P as a dense matrix: zeros above the unit diagonal, V below it.
+// Vp has as many rows as P or more: its rows above P's (rows of the block above this panel)
+// are zero too, so that Vp's columns are those of the whole block's V.
+template <class ExecSpace, class PView, class VView>
+void pad_reflectors(const ExecSpace& exec, const PView& P, const VView& Vp) {
+  using T = typename VView::non_const_value_type;
+  if (Vp.extent(0) == 0 || Vp.extent(1) == 0) return;
+  ProfilingRegion region("basalt::qr::pad");
+  const int offset = static_cast<int>(Vp.extent(0) - P.extent(0));
   using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
   Kokkos::parallel_for(
-      "basalt::qr::copy", Policy(exec, {0, 0}, {extent(src, 0), extent(src, 1)}),
+      "basalt::qr::pad", Policy(exec, {0, 0}, {extent(Vp, 0), extent(Vp, 1)}),
       KOKKOS_LAMBDA(const int i, const int j) {
-        if (subtract)
-          dst(i, j) -= src(i, j);
-        else
-          dst(i, j) = src(i, j);
+        const int r = i - offset;
+        Vp(i, j) = r < j ? T(0) : r == j ? T(1) : P(r, j);
       });
 }
 
@@ -203,154 +213,156 @@ void geqr2(const ExecSpace& exec, const PView& P, const TauView& tau,
   geqr2_columns(exec, P, tau, work);
 }
 
-// T's off-diagonal block for the reflectors of V (p x k, p >= k) split after k1, given T11 and
-// T22: T12 = -T11 (V1^H V2) T22, where V1^H V2 = V1(k1:k)^H V2(k1:k) + V1(k:p)^H V2(k:p) and
-// V2(k1:k) is unit lower triangular (R's entries above its diagonal are never read).
-template <class ExecSpace, class VView, class TView>
-void larft_join(const ExecSpace& exec, const VView& V, const TView& T, int k1) {
-  using Scalar = typename TView::non_const_value_type;
-  const int p = static_cast<int>(V.extent(0)), k = static_cast<int>(V.extent(1));
-  const auto left = range(0, k1), right = range(k1, k);
-  const auto T12 = Kokkos::subview(T, left, right);
-  copy_adjoint(exec, Kokkos::subview(V, right, left), T12);
-  trmm(exec, ApplySide::right, true, Op::none, true, Scalar(1), Kokkos::subview(V, right, right),
-       T12);
-  gemm(exec, Op::conj_transpose, Op::none, Scalar(1), Kokkos::subview(V, range(k, p), left),
-       Kokkos::subview(V, range(k, p), right), Scalar(1), T12);
-  trmm(exec, ApplySide::left, false, Op::none, false, Scalar(-1), Kokkos::subview(T, left, left),
-       T12);
-  trmm(exec, ApplySide::right, false, Op::none, false, Scalar(1), Kokkos::subview(T, right, right),
-       T12);
-}
-
-// T for a few reflectors (V p x k, p >= k), LAPACK's classic larft: G = V^H V, one gemm for the
-// rows below V's k x k top and one team adding the top (unit diagonal, zeros above it), then,
-// column by column in that team, T(0:j, j) = -tau(j) T(0:j, 0:j) G(0:j, j) and T(j, j) = tau(j).
-template <class ExecSpace, class VView, class TauView, class TView>
-void larft_leaf(const ExecSpace& exec, const VView& V, const TauView& tau, const TView& T) {
+// The diagonal blocks of T, leaf_width reflectors each (the last one narrower), from G = V^H V
+// in T's upper triangle, one team per block in one launch: LAPACK's classic larft column by
+// column, T(0:j, j) = -tau(j) T(0:j, 0:j) G(0:j, j) and T(j, j) = tau(j), within the block.
+template <class ExecSpace, class TauView, class TView>
+void larft_leaves(const ExecSpace& exec, const TauView& tau, const TView& T, int leaf_width) {
   using Scalar = typename TView::non_const_value_type;
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Scratch =
       Kokkos::View<Scalar*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
-  const int p = static_cast<int>(V.extent(0)), k = static_cast<int>(V.extent(1));
-  const bool below = p > k;
-  if (below)
-    gemm(exec, Op::conj_transpose, Op::none, Scalar(1),
-         Kokkos::subview(V, range(k, p), Kokkos::ALL), Kokkos::subview(V, range(k, p), Kokkos::ALL),
-         Scalar(0), T);
+  const int k = static_cast<int>(T.extent(0));
+  const int leaves = (k + leaf_width - 1) / leaf_width;
   Kokkos::parallel_for(
-      "basalt::larft::leaf",
-      Policy(exec, 1, Kokkos::AUTO).set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(k))),
+      "basalt::larft::leaves",
+      Policy(exec, leaves, Kokkos::AUTO)
+          .set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(leaf_width))),
       KOKKOS_LAMBDA(const typename Policy::member_type& team) {
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k), [&](const int j) {
-          for (int i = 0; i < j; ++i) {
-            Scalar g = conjugate(V(j, i));
-            for (int r = j + 1; r < k; ++r) g += conjugate(V(r, i)) * V(r, j);
-            T(i, j) = below ? T(i, j) + g : g;
-          }
-        });
-        team.team_barrier();
-        const Scratch column(team.team_scratch(0), k);  // G(0:j, j) while T(0:j, j) replaces it
-        for (int j = 0; j < k; ++j) {
+        const int first = team.league_rank() * leaf_width;
+        const int width = k - first < leaf_width ? k - first : leaf_width;
+        const Scratch column(team.team_scratch(0), width);  // G(0:j, j) while T(0:j, j) replaces it
+        for (int j = 0; j < width; ++j) {
+          const int c = first + j;
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, j),
-                               [&](const int l) { column(l) = T(l, j); });
+                               [&](const int l) { column(l) = T(first + l, c); });
           team.team_barrier();
-          const Scalar t = tau(j);
+          const Scalar t = tau(c);
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, j), [&](const int i) {
             Scalar sum(0);
-            for (int l = i; l < j; ++l) sum += T(i, l) * column(l);
-            T(i, j) = -t * sum;
+            for (int l = i; l < j; ++l) sum += T(first + i, first + l) * column(l);
+            T(first + i, c) = -t * sum;
           });
-          Kokkos::single(Kokkos::PerTeam(team), [&] { T(j, j) = t; });
+          Kokkos::single(Kokkos::PerTeam(team), [&] { T(c, c) = t; });
           team.team_barrier();
         }
       });
 }
 
+// One level of T's recursion, in one launch: for every pair of consecutive blocks of `half`
+// reflectors (the first [a, a + half), the second [a + half, min(a + 2 half, k))) whose T's are
+// on T's diagonal, the pair's off-diagonal block T12 = -T11 G12 T22, G12 = V1^H V2 read as
+// G21^H from T's strictly lower part, where the caller left G21 = V2^H V1, so that no team
+// reads what another writes. One team per column of the second blocks: x = G12 T22(:, j), then
+// T12(:, j) = -T11 x.
+template <class ExecSpace, class TView>
+void larft_join_level(const ExecSpace& exec, const TView& T, int half) {
+  using Scalar = typename TView::non_const_value_type;
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Scratch =
+      Kokkos::View<Scalar*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  const int k = static_cast<int>(T.extent(0));
+  const int pairs = (k + 2 * half - 1) / (2 * half);
+  Kokkos::parallel_for(
+      "basalt::larft::join",
+      Policy(exec, pairs * half, Kokkos::AUTO)
+          .set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(half))),
+      KOKKOS_LAMBDA(const typename Policy::member_type& team) {
+        const int a = team.league_rank() / half * 2 * half, j = team.league_rank() % half;
+        const int r = a + half, c = r + j;
+        if (c >= k) return;
+        const Scratch x(team.team_scratch(0), half);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, half), [&](const int i) {
+          Scalar sum(0);
+          for (int l = 0; l <= j; ++l) sum += conjugate(T(r + l, a + i)) * T(r + l, c);
+          x(i) = sum;
+        });
+        team.team_barrier();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, half), [&](const int i) {
+          Scalar sum(0);
+          for (int l = i; l < half; ++l) sum += T(a + i, a + l) * x(l);
+          T(a + i, c) = -sum;
+        });
+      });
+}
+
 // LAPACK's larft (forward, columnwise): the upper triangular T (k x k) with H(0) ... H(k-1) =
-// I - V T V^H for the k reflectors of V (p x k, p >= k) and tau. Recursive above leaf_width
-// reflectors (the halves' T's, then larft_join), larft_leaf below.
+// I - V T V^H for the k reflectors of the padded Vp (p x k, p >= k) and tau. G = V^H V for all
+// the reflectors in one gemm into T, the leaves' diagonal blocks in one launch, then one launch
+// per level of the recursion, blocks of leaf_width, 2 leaf_width, ... joined in pairs (T's
+// strictly lower part keeps G's and is never read as T).
 template <class ExecSpace, class VView, class TauView, class TView>
-void larft(const ExecSpace& exec, const VView& V, const TauView& tau, const TView& T,
+void larft(const ExecSpace& exec, const VView& Vp, const TauView& tau, const TView& T,
            int leaf_width) {
+  using Scalar = typename TView::non_const_value_type;
   ProfilingRegion region("basalt::larft");
-  const int p = static_cast<int>(V.extent(0)), k = static_cast<int>(V.extent(1));
+  const int k = static_cast<int>(Vp.extent(1));
   if (k == 0) return;
-  if (k <= leaf_width) return larft_leaf(exec, V, tau, T);
-  const int k1 = k / 2;
-  const auto left = range(0, k1), right = range(k1, k);
-  larft(exec, Kokkos::subview(V, Kokkos::ALL, left), Kokkos::subview(tau, left),
-        Kokkos::subview(T, left, left), leaf_width);
-  larft(exec, Kokkos::subview(V, range(k1, p), right), Kokkos::subview(tau, right),
-        Kokkos::subview(T, right, right), leaf_width);
-  larft_join(exec, V, T, k1);
+  gemm(exec, Op::conj_transpose, Op::none, Scalar(1), Vp, Vp, Scalar(0), T);
+  larft_leaves(exec, tau, T, leaf_width);
+  for (int half = leaf_width; half < k; half *= 2) larft_join_level(exec, T, half);
 }
 
 // LAPACK's larfb (forward, columnwise): C = op(Q) C (side left, C p x n) or C op(Q) (side
-// right, C n x p) for Q = I - V T V^H, V p x k; op is Op::none or the adjoint. Three trmms with
-// V's unit lower triangle and T, two gemms with the rest of V; W holds V^H C or C V.
+// right, C n x p) for Q = I - V T V^H, with V padded (Vp p x k); op is Op::none or the adjoint.
+// W = V^H C (or C V) over all p rows as one gemm, W = op(T) W (or W op(T)), C -= V W (or W V^H).
 template <class ExecSpace, class VView, class TView, class CView, class WView>
-void larfb(const ExecSpace& exec, ApplySide side, Op op, const VView& V, const TView& T,
+void larfb(const ExecSpace& exec, ApplySide side, Op op, const VView& Vp, const TView& T,
            const CView& C, const WView& work) {
   using Scalar = typename CView::non_const_value_type;
   ProfilingRegion region("basalt::larfb");
-  const int p = static_cast<int>(V.extent(0)), k = static_cast<int>(V.extent(1));
+  const int k = static_cast<int>(Vp.extent(1));
   if (k == 0 || C.extent(0) == 0 || C.extent(1) == 0) return;
   const Op op_t = op == Op::none ? Op::none : Op::conj_transpose;
-  const auto V1 = Kokkos::subview(V, range(0, k), Kokkos::ALL);
-  const auto V2 = Kokkos::subview(V, range(k, p), Kokkos::ALL);
   if (side == ApplySide::left) {
-    const int n = static_cast<int>(C.extent(1));
-    const auto W = Kokkos::subview(work, range(0, k), range(0, n));
-    const auto C1 = Kokkos::subview(C, range(0, k), Kokkos::ALL);
-    const auto C2 = Kokkos::subview(C, range(k, p), Kokkos::ALL);
-    copy_or_subtract(exec, C1, W, false);
-    trmm(exec, ApplySide::left, true, Op::conj_transpose, true, Scalar(1), V1, W);
-    gemm(exec, Op::conj_transpose, Op::none, Scalar(1), V2, C2, Scalar(1), W);
+    const auto W = Kokkos::subview(work, range(0, k), range(0, static_cast<int>(C.extent(1))));
+    gemm(exec, Op::conj_transpose, Op::none, Scalar(1), Vp, C, Scalar(0), W);
     trmm(exec, ApplySide::left, false, op_t, false, Scalar(1), T, W);
-    gemm(exec, Op::none, Op::none, Scalar(-1), V2, W, Scalar(1), C2);
-    trmm(exec, ApplySide::left, true, Op::none, true, Scalar(1), V1, W);
-    copy_or_subtract(exec, W, C1, true);
+    gemm(exec, Op::none, Op::none, Scalar(-1), Vp, W, Scalar(1), C);
   } else {
-    const int rows = static_cast<int>(C.extent(0));
-    const auto W = Kokkos::subview(work, range(0, rows), range(0, k));
-    const auto C1 = Kokkos::subview(C, Kokkos::ALL, range(0, k));
-    const auto C2 = Kokkos::subview(C, Kokkos::ALL, range(k, p));
-    copy_or_subtract(exec, C1, W, false);
-    trmm(exec, ApplySide::right, true, Op::none, true, Scalar(1), V1, W);
-    gemm(exec, Op::none, Op::none, Scalar(1), C2, V2, Scalar(1), W);
+    const auto W = Kokkos::subview(work, range(0, static_cast<int>(C.extent(0))), range(0, k));
+    gemm(exec, Op::none, Op::none, Scalar(1), C, Vp, Scalar(0), W);
     trmm(exec, ApplySide::right, false, op_t, false, Scalar(1), T, W);
-    gemm(exec, Op::none, Op::conj_transpose, Scalar(-1), W, V2, Scalar(1), C2);
-    trmm(exec, ApplySide::right, true, Op::conj_transpose, true, Scalar(1), V1, W);
-    copy_or_subtract(exec, W, C1, true);
+    gemm(exec, Op::none, Op::conj_transpose, Scalar(-1), W, Vp, Scalar(1), C);
   }
 }
 
-// Recursive QR of the p x w panel P (p >= w) with its T (w x w): the left half, its Q^H on the
-// right half, the lower right part, then T's off-diagonal block; geqr2 and larft below the
-// recursion width.
-template <class ExecSpace, class PView, class TauView, class TView, class T>
+// Recursive QR of the p x w panel P (p >= w) with its T (w x w) and its padded reflectors in
+// Vp (w columns, P's rows at its bottom, zeros in the rows above them): the left half, its Q^H
+// on the right half, the lower right part, then T's off-diagonal block; geqr2 and larft below
+// the recursion width.
+template <class ExecSpace, class PView, class TauView, class TView, class VView, class T>
 void factor_panel(const ExecSpace& exec, const PView& P, const TauView& tau, const TView& Tf,
-                  const QrWork<ExecSpace, T>& work, tuning::Qr tune) {
+                  const VView& Vp, const QrWork<ExecSpace, T>& work, tuning::Qr tune) {
   const int p = static_cast<int>(P.extent(0)), w = static_cast<int>(P.extent(1));
+  const int offset = static_cast<int>(Vp.extent(0)) - p;
   if (w <= tune.recursion_width) {
     geqr2(exec, P, tau, work, tune);
-    larft(exec, P, tau, Tf, tune.recursion_width);
+    pad_reflectors(exec, P, Vp);
+    larft(exec, Kokkos::subview(Vp, range(offset, offset + p), Kokkos::ALL), tau, Tf,
+          tune.recursion_width);
     return;
   }
-  const int n1 = w / 2;
+  // The left half at least as wide as the right: one join of blocks of n1 makes T.
+  const int n1 = (w + 1) / 2;
   const auto left = range(0, n1), right = range(n1, w);
   factor_panel(exec, Kokkos::subview(P, Kokkos::ALL, left), Kokkos::subview(tau, left),
-               Kokkos::subview(Tf, left, left), work, tune);
-  larfb(exec, ApplySide::left, Op::conj_transpose, Kokkos::subview(P, Kokkos::ALL, left),
-        Kokkos::subview(Tf, left, left), Kokkos::subview(P, Kokkos::ALL, right), work.w);
+               Kokkos::subview(Tf, left, left), Kokkos::subview(Vp, Kokkos::ALL, left), work, tune);
+  larfb(exec, ApplySide::left, Op::conj_transpose,
+        Kokkos::subview(Vp, range(offset, offset + p), left), Kokkos::subview(Tf, left, left),
+        Kokkos::subview(P, Kokkos::ALL, right), work.w);
   factor_panel(exec, Kokkos::subview(P, range(n1, p), right), Kokkos::subview(tau, right),
-               Kokkos::subview(Tf, right, right), work, tune);
-  larft_join(exec, P, Tf, n1);
+               Kokkos::subview(Tf, right, right), Kokkos::subview(Vp, Kokkos::ALL, right), work,
+               tune);
+  // G21 = V2^H V1 below T's diagonal for the join; V2 is zero above the panel's row n1.
+  const auto below = range(offset + n1, offset + p);
+  gemm(exec, Op::conj_transpose, Op::none, T(1), Kokkos::subview(Vp, below, right),
+       Kokkos::subview(Vp, below, left), T(0), Kokkos::subview(Tf, right, left));
+  larft_join_level(exec, Tf, n1);
 }
 
-// Blocked Householder QR of A (m x n): per block of nb columns, the recursive panel with its T,
-// then Q^H of the panel on the trailing columns.
+// Blocked Householder QR of A (m x n): per block of nb columns, the recursive panel with its T
+// and padded reflectors, then Q^H of the panel on the trailing columns.
 template <class ExecSpace, class AView, class TauView>
 void geqrf(const ExecSpace& exec, const AView& A, const TauView& tau, tuning::Qr tune) {
   using T = typename AView::non_const_value_type;
@@ -358,22 +370,24 @@ void geqrf(const ExecSpace& exec, const AView& A, const TauView& tau, tuning::Qr
   const int k = std::min(m, n);
   if (k == 0) return;
   const int nb = std::min(tune.block, k);
-  const QrWork<ExecSpace, T> work(nb, nb, std::max(n, nb), m, std::min(tune.recursion_width, nb));
+  const QrWork<ExecSpace, T> work(nb, nb, std::max(n, nb), m, nb, m,
+                                  std::min(tune.recursion_width, nb));
   for (int j = 0; j < k; j += nb) {
     const int jb = std::min(nb, k - j);
     const auto rows = range(j, m), block = range(j, j + jb);
     const auto Tf = Kokkos::subview(work.t, range(0, jb), range(0, jb));
-    factor_panel(exec, Kokkos::subview(A, rows, block), Kokkos::subview(tau, block), Tf, work,
+    const auto Vp = Kokkos::subview(work.v, range(0, m - j), range(0, jb));
+    factor_panel(exec, Kokkos::subview(A, rows, block), Kokkos::subview(tau, block), Tf, Vp, work,
                  tune);
     if (j + jb < n)
-      larfb(exec, ApplySide::left, Op::conj_transpose, Kokkos::subview(A, rows, block), Tf,
+      larfb(exec, ApplySide::left, Op::conj_transpose, Vp, Tf,
             Kokkos::subview(A, rows, range(j + jb, n)), work.w);
   }
 }
 
 // C = op(Q) C (left) or C op(Q) (right) for Q = H(0) ... H(k-1), the k = length of tau
 // reflectors of A (nq x >= k, nq = rows of C on the left, columns on the right), nb at a time:
-// larft, then larfb, blocks taken in the order the product needs.
+// the block's reflectors padded, larft, then larfb, blocks taken in the order the product needs.
 template <class ExecSpace, class AView, class TauView, class CView>
 void ormqr(const ExecSpace& exec, ApplySide side, Op op, const AView& A, const TauView& tau,
            const CView& C, tuning::Qr tune) {
@@ -383,15 +397,16 @@ void ormqr(const ExecSpace& exec, ApplySide side, Op op, const AView& A, const T
   if (k == 0 || C.extent(0) == 0 || C.extent(1) == 0) return;
   const int nb = std::min(tune.block, k);
   const int other = static_cast<int>(left ? C.extent(1) : C.extent(0));
-  const QrWork<ExecSpace, T> work(nb, left ? nb : other, left ? other : nb, 0, 0);
+  const QrWork<ExecSpace, T> work(nb, left ? nb : other, left ? other : nb, nq, nb, 0, 0);
   const bool forward = left == (op != Op::none);
   const int blocks = (k + nb - 1) / nb;
   for (int b = 0; b < blocks; ++b) {
     const int i = (forward ? b : blocks - 1 - b) * nb, ib = std::min(nb, k - i);
-    const auto V = Kokkos::subview(A, range(i, nq), range(i, i + ib));
+    const auto Vp = Kokkos::subview(work.v, range(0, nq - i), range(0, ib));
     const auto Tf = Kokkos::subview(work.t, range(0, ib), range(0, ib));
-    larft(exec, V, Kokkos::subview(tau, range(i, i + ib)), Tf, tune.recursion_width);
-    larfb(exec, side, op, V, Tf,
+    pad_reflectors(exec, Kokkos::subview(A, range(i, nq), range(i, i + ib)), Vp);
+    larft(exec, Vp, Kokkos::subview(tau, range(i, i + ib)), Tf, tune.recursion_width);
+    larfb(exec, side, op, Vp, Tf,
           left ? Kokkos::subview(C, range(i, nq), Kokkos::ALL)
                : Kokkos::subview(C, Kokkos::ALL, range(i, nq)),
           work.w);
@@ -399,32 +414,29 @@ void ormqr(const ExecSpace& exec, ApplySide side, Op op, const AView& A, const T
 }
 
 // The first n columns of Q = H(0) ... H(k-1) (m x n, m >= n >= k) in place of the reflectors,
-// LAPACK's orgqr: the reflectors are copied aside, A set to the identity and the blocks applied
-// last to first, each only to the columns from its own on (the identity's columns left of a
-// block are untouched by it and every later one).
+// LAPACK's orgqr: the reflectors are copied aside, padded, A set to the identity and the blocks
+// applied last to first, each only to the columns from its own on (the identity's columns left
+// of a block are untouched by it and every later one).
 template <class ExecSpace, class AView, class TauView>
 void orgqr(const ExecSpace& exec, const AView& A, const TauView& tau, tuning::Qr tune) {
   using T = typename AView::non_const_value_type;
-  using Memory = typename ExecSpace::memory_space;
   const int m = static_cast<int>(A.extent(0)), n = static_cast<int>(A.extent(1));
   const int k = static_cast<int>(tau.extent(0));
   if (n == 0) return;
-  Kokkos::View<T**, Kokkos::LayoutLeft, Memory> V(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "basalt::orgqr::v"), m, k);
-  copy_or_subtract(exec, Kokkos::subview(A, Kokkos::ALL, range(0, k)), V, false);
+  const int nb = std::min(tune.block, k);
+  const QrWork<ExecSpace, T> work(nb, nb, n, m, k, 0, 0);
+  pad_reflectors(exec, Kokkos::subview(A, Kokkos::ALL, range(0, k)), work.v);
   using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
   Kokkos::parallel_for(
       "basalt::orgqr::identity", Policy(exec, {0, 0}, {m, n}),
       KOKKOS_LAMBDA(const int i, const int j) { A(i, j) = i == j ? T(1) : T(0); });
   if (k == 0) return;
-  const int nb = std::min(tune.block, k);
-  const QrWork<ExecSpace, T> work(nb, nb, n, 0, 0);
   for (int i = (k - 1) / nb * nb; i >= 0; i -= nb) {
     const int ib = std::min(nb, k - i);
-    const auto Vi = Kokkos::subview(V, range(i, m), range(i, i + ib));
+    const auto Vp = Kokkos::subview(work.v, range(i, m), range(i, i + ib));
     const auto Tf = Kokkos::subview(work.t, range(0, ib), range(0, ib));
-    larft(exec, Vi, Kokkos::subview(tau, range(i, i + ib)), Tf, tune.recursion_width);
-    larfb(exec, ApplySide::left, Op::none, Vi, Tf, Kokkos::subview(A, range(i, m), range(i, n)),
+    larft(exec, Vp, Kokkos::subview(tau, range(i, i + ib)), Tf, tune.recursion_width);
+    larfb(exec, ApplySide::left, Op::none, Vp, Tf, Kokkos::subview(A, range(i, m), range(i, n)),
           work.w);
   }
 }

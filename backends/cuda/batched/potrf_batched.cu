@@ -13,20 +13,16 @@ namespace {
 
 // Right-looking Cholesky, as the portable team kernel: at step j the diagonal element's lane
 // takes its square root, the lanes below scale their element of column j, and every lane i > j
-// subtracts L(i, j) conj(L(c, j)) from its elements c in j+1..i, L(c, j) read from shared
-// memory where lane c put it (one load each, where a shuffle of a double takes two).
+// subtracts L(i, j) conj(L(c, j)) from its elements c in j+1..i, L(c, j) shuffled from lane c.
 // A non-positive (or NaN) diagonal stops the matrix there, A(j, j) left as it was updated.
 // Control flow is the same on every lane of the warp; what differs between segments is data.
 template <class T, int S>
 __global__ void __launch_bounds__(warp::block_threads)
     potrf_warp(bool lower, DeviceBatch<T> batch, int* info, std::int64_t info_stride, int count) {
   using Real = ops::real_of_t<T>;
-  // Column j of the lanes' rows, by step parity: a step's readers may lag the next step's
-  // writers by one __syncwarp, not two.
-  __shared__ T column[2][warp::block_threads];
   const int thread = blockIdx.x * warp::block_threads + threadIdx.x;
   if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
-  const int b = thread / S, i = threadIdx.x % S, segment = threadIdx.x - i;
+  const int b = thread / S, i = threadIdx.x % S;
   const warp::Located<T> a = warp::locate(batch, b, count);
   const int n = a.rows;
   // Element (i, c) of the lower triangle: A(i, c), or conj(A(c, i)) when the upper one is stored.
@@ -51,12 +47,9 @@ __global__ void __launch_bounds__(warp::block_threads)
     const Real root = active ? sqrt(diagonal) : Real(1);
     if (active && i == j) row[j] = ops::make_scalar<T>(root);
     if (active && i > j && i < n) row[j] = ops::divide(row[j], ops::make_scalar<T>(root));
-    if (j + 1 == S) continue;
-    column[j % 2][threadIdx.x] = row[j];
-    __syncwarp();
 #pragma unroll
     for (int c = j + 1; c < S; ++c) {
-      const T l = ops::conjugate(column[j % 2][segment + c]);
+      const T l = ops::conjugate(warp::shuffle<S>(row[j], c));
       if (active && c <= i && i < n) row[c] = ops::minus_product(row[c], row[j], l);
     }
   }

@@ -3,10 +3,9 @@
 //
 // Small matrices (getrf_batched.cu, the whole matrix kept on chip): one warp segment per matrix (4,
 // 8, 16 or 32 lanes: as many matrices per warp as fit), one row per lane, the row in registers: the
-// pivot search is a segment reduction of a 32-bit key of the magnitude and a vote, the pivot row
-// goes to the segment through shared memory (16-byte chunks, at most 5.4 KB a block), interchanges
-// only relabel rows, and scaling and rank-1 update run on registers. Matrices up to max_rows x
-// max_columns.
+// pivot search is a segment reduction, the broadcast of the pivot row is shuffles, interchanges
+// only relabel rows, and scaling and rank-1 update run on registers. No shared memory, so as many
+// warps as registers allow share an SM. Matrices up to max_rows x max_columns.
 //
 // Larger matrices, up to block_max_size rows and columns (getrf_batched_block.cu): one thread
 // block per matrix, one row per thread, blocked by 32-column panels held in registers; the

@@ -1,6 +1,5 @@
 // CUDA batched Cholesky of matrices of order 33 to 256: one thread block per matrix, right-looking
-// by 32-column panels; the trailing update as a register-tiled product from shared memory, the
-// next panel's diagonal tile factored beside it.
+// by 32-column panels; the trailing update as a register-tiled product from shared memory.
 #include <cuComplex.h>
 
 #include <cstddef>
@@ -28,17 +27,15 @@ std::size_t shared_bytes_for(int threads) {
   return sizeof(T) * NB * threads + sizeof(ops::real_of_t<T>) * NB;
 }
 
-// Right-looking Cholesky by panels of 32 columns, with two block barriers per panel. Warp 0
-// factors a panel's diagonal tile in registers, lane t holding row t (of the lower factor; for
-// an upper triangle, column t, conjugated), as the warp kernel (potrf_batched.cu) does, by
-// shuffles, and puts L11 in shared memory. After a barrier, every thread t >= 32 loads row
-// k0 + t of the panel and solves its row of L21 = A21 L11^-H by forward substitution, L11 read
-// by broadcasts, and puts it in shared memory too. After another, A22 -= L21 L21^H, its lower
-// triangle only, tile by tile: a warp loads a 32 x 32 tile of A22 into registers (lane (tr, tc)
-// holding rows tr + 8i and columns tc + 4j), subtracts the product of L21's rows and columns
-// read from shared memory and stores it back. Warp 0 takes the first tile, the next panel's
-// diagonal tile, and factors it (through shared memory into its rows) while the other warps
-// update the rest. A non-positive (or NaN) diagonal stops the matrix there: the columns before
+// Right-looking Cholesky by panels of 32 columns, with three block barriers per panel. Thread t
+// loads row k0 + t of panel k0 (of the lower factor; for an upper triangle, column k0 + t,
+// conjugated) into registers. Warp 0 factors the diagonal tile as the warp kernel
+// (potrf_batched.cu) does, by shuffles, and puts L11 in shared memory; then every thread below
+// solves its row of L21 = A21 L11^-H by forward substitution, L11 read by broadcasts, and puts
+// it in shared memory too. Then A22 -= L21 L21^H, its lower triangle only, tile by tile: each
+// warp loads a 32 x 32 tile of A22 into registers (lane (tr, tc) holding rows tr + 8i and
+// columns tc + 4j), subtracts the product of L21's rows and columns read from shared memory and
+// stores it back. A non-positive (or NaN) diagonal stops the matrix there: the columns before
 // it final, the diagonal tile stored as updated so far (A(j, j) as it was updated), the rows
 // below and the trailing matrix as the earlier panels left them. Only the stored triangle is
 // read or written; control flow depends only on the matrix's order and on values shared by the
@@ -54,8 +51,7 @@ __global__ void __launch_bounds__(block::max_threads)
   Real* const reciprocal = reinterpret_cast<Real*>(l21 + NB * pitch);  // 1 / L11(j, j)
   __shared__ int panel_done;  // columns of the panel factored: jb, or the failing one's index
 
-  const int b = blockIdx.x, t = threadIdx.x, lane = t % 32, warp = t / 32;
-  const int warps = blockDim.x / 32;
+  const int b = blockIdx.x, t = threadIdx.x, lane = t % 32;
   const warp::Located<T> a = warp::locate(batch, b, count);
   const int n = a.rows;
   // Element (r, c), r >= c, of the lower triangle: A(r, c), or conj(A(c, r)) when the upper one
@@ -69,147 +65,116 @@ __global__ void __launch_bounds__(block::max_threads)
     else
       block::at(a, c, r) = ops::conjugate(v);
   };
-
-  // Warp 0: the jb x jb diagonal tile at k0, lane t holding its row t (zeros past jb), into
-  // L11 in memory and in shared memory, its reciprocals and panel_done.
-  const auto factor_diagonal = [&](T(&row)[NB], int k0, int jb) {
-    int done = jb;
-#pragma unroll
-    for (int j = 0; j < NB; ++j) {
-      if (j >= done) continue;
-      const Real diagonal = ops::real_part(warp::shuffle<32>(row[j], j));
-      if (!(diagonal > Real(0))) {
-        done = j;
-        continue;
-      }
-      const Real root = sqrt(diagonal), inverse = Real(1) / root;
-      if (t == j) {
-        row[j] = ops::make_scalar<T>(root);
-        reciprocal[j] = inverse;
-      }
-      if (t > j) row[j] = ops::times_real(row[j], inverse);
-#pragma unroll
-      for (int c = j + 1; c < NB; ++c) {
-        const T l = ops::conjugate(warp::shuffle<32>(row[j], c));
-        if (c <= t) row[c] = ops::minus_product(row[c], row[j], l);
-      }
-    }
-#pragma unroll
-    for (int c = 0; c < NB; ++c) {
-      l11[c * NB + t] = row[c];
-      if (t < jb && c <= t) store(k0 + t, k0 + c, row[c]);
-    }
-    if (t == 0) panel_done = done;
-  };
-
   // The lanes of a warp side by side along the stored triangle's contiguous dimension (for
   // column-major storage), so that a tile's loads and stores use whole 32-byte sectors.
   const int tr = lower ? lane % row_step : lane / col_step;
   const int tc = lower ? lane / row_step : lane % col_step;
-  // The lane's part of tile (ti, tj) of A22 = A(start:n, start:n) (order m) less L21 L21^H:
-  // element (tr + 8i, tc + 4j) of the tile, where it is in A22's lower triangle.
-  const auto update_tile = [&](int start, int m, int ti, int tj,
-                               T(&sum)[tile_rows][tile_cols]) {
-    const int r0 = ti * NB + tr, c0 = tj * NB + tc;
+
+  int failed = 0;
+  for (int k0 = 0; k0 < n; k0 += NB) {
+    const int jb = min(NB, n - k0);
+    const bool mine = t < n - k0;
+    T row[NB];
 #pragma unroll
-    for (int i = 0; i < tile_rows; ++i)
+    for (int c = 0; c < NB; ++c)
+      row[c] = mine && c < jb && (t >= NB || c <= t) ? load(k0 + t, k0 + c) : T{};
+
+    if (t < NB) {
+      int done = jb;
 #pragma unroll
-      for (int j = 0; j < tile_cols; ++j) {
-        const int r = r0 + row_step * i, c = c0 + col_step * j;
-        sum[i][j] = r < m && c <= r ? load(start + r, start + c) : T{};
+      for (int j = 0; j < NB; ++j) {
+        if (j >= done) continue;
+        const Real diagonal = ops::real_part(warp::shuffle<32>(row[j], j));
+        if (!(diagonal > Real(0))) {
+          done = j;
+          continue;
+        }
+        const Real root = sqrt(diagonal), inverse = Real(1) / root;
+        if (t == j) {
+          row[j] = ops::make_scalar<T>(root);
+          reciprocal[j] = inverse;
+        }
+        if (t > j) row[j] = ops::times_real(row[j], inverse);
+#pragma unroll
+        for (int c = j + 1; c < NB; ++c) {
+          const T l = ops::conjugate(warp::shuffle<32>(row[j], c));
+          if (c <= t) row[c] = ops::minus_product(row[c], row[j], l);
+        }
       }
 #pragma unroll
-    for (int k = 0; k < NB; ++k) {
-      T left[tile_rows], right[tile_cols];
+      for (int c = 0; c < NB; ++c) {
+        l11[c * NB + t] = row[c];
+        if (mine && c < jb && c <= t) store(k0 + t, k0 + c, row[c]);
+      }
+      if (t == 0) panel_done = done;
+    }
+    __syncthreads();  // L11, its reciprocals and panel_done
+    const int done = panel_done;
+
+    if (t >= NB && mine) {
 #pragma unroll
-      for (int i = 0; i < tile_rows; ++i) left[i] = l21[k * pitch + r0 + row_step * i];
+      for (int j = 0; j < NB; ++j) {
+        if (j >= done) continue;
+        row[j] = ops::times_real(row[j], reciprocal[j]);
 #pragma unroll
-      for (int j = 0; j < tile_cols; ++j)
-        right[j] = ops::conjugate(l21[k * pitch + c0 + col_step * j]);
+        for (int c = j + 1; c < NB; ++c)
+          row[c] = ops::minus_product(row[c], row[j], ops::conjugate(l11[j * NB + c]));
+      }
+#pragma unroll
+      for (int c = 0; c < NB; ++c) {
+        if (c < done) store(k0 + t, k0 + c, row[c]);
+        l21[c * pitch + t - NB] = row[c];
+      }
+    } else if (t >= NB) {
+      // Rows past the matrix, which the tiles on its edge read but never store.
+#pragma unroll
+      for (int c = 0; c < NB; ++c) l21[c * pitch + t - NB] = T{};
+    }
+    if (done < jb) {
+      failed = k0 + done + 1;
+      break;
+    }
+    const int m = n - k0 - NB;  // order of the trailing matrix
+    if (m <= 0) break;
+    __syncthreads();  // L21
+
+    const int start = k0 + NB, across = (m + NB - 1) / NB;
+    for (int tile = t / 32; tile < across * (across + 1) / 2; tile += blockDim.x / 32) {
+      int ti = 0;  // tile (ti, tj), ti >= tj, of the trailing matrix's lower triangle
+      while ((ti + 1) * (ti + 2) / 2 <= tile) ++ti;
+      const int tj = tile - ti * (ti + 1) / 2;
+      const int r0 = ti * NB + tr, c0 = tj * NB + tc;
+      T sum[tile_rows][tile_cols];
 #pragma unroll
       for (int i = 0; i < tile_rows; ++i)
 #pragma unroll
-        for (int j = 0; j < tile_cols; ++j)
-          sum[i][j] = ops::minus_product(sum[i][j], left[i], right[j]);
-    }
-  };
-
-  int failed = 0;
-  // From k0 = -NB: before the first panel only its diagonal tile, factored.
-  for (int k0 = -NB; k0 < n; k0 += NB) {
-    if (k0 >= 0) {
-      __syncthreads();  // L11, its reciprocals and panel_done; the last update's tiles stored
-      const int jb = min(NB, n - k0), done = panel_done;
-      if (t >= NB) {
-        // Rows past the matrix stay zero: the tiles on its edge read them but never store.
-        const bool mine = t < n - k0;
-        T row[NB];
-#pragma unroll
-        for (int c = 0; c < NB; ++c) row[c] = mine ? load(k0 + t, k0 + c) : T{};
-        if (mine) {
-#pragma unroll
-          for (int j = 0; j < NB; ++j) {
-            if (j >= done) continue;
-            row[j] = ops::times_real(row[j], reciprocal[j]);
-#pragma unroll
-            for (int c = j + 1; c < NB; ++c)
-              row[c] = ops::minus_product(row[c], row[j], ops::conjugate(l11[j * NB + c]));
-          }
-#pragma unroll
-          for (int c = 0; c < NB; ++c)
-            if (c < done) store(k0 + t, k0 + c, row[c]);
+        for (int j = 0; j < tile_cols; ++j) {
+          const int r = r0 + row_step * i, c = c0 + col_step * j;
+          sum[i][j] = r < m && c <= r ? load(start + r, start + c) : T{};
         }
 #pragma unroll
-        for (int c = 0; c < NB; ++c) l21[c * pitch + t - NB] = row[c];
-      }
-      if (done < jb) {
-        failed = k0 + done + 1;
-        break;
-      }
-      if (n - k0 <= NB) break;
-      __syncthreads();  // L21; L11 and panel_done read
-    }
-
-    const int start = k0 + NB, m = n - start;  // the trailing matrix and its order
-    T sum[tile_rows][tile_cols];
-    if (warp == 0) {
-      // The next diagonal tile, into L11's place, factored at once while the other warps update
-      // the rest.
-      if (k0 >= 0) {
-        update_tile(start, m, 0, 0, sum);
+      for (int k = 0; k < NB; ++k) {
+        T left[tile_rows], right[tile_cols];
+#pragma unroll
+        for (int i = 0; i < tile_rows; ++i) left[i] = l21[k * pitch + r0 + row_step * i];
+#pragma unroll
+        for (int j = 0; j < tile_cols; ++j)
+          right[j] = ops::conjugate(l21[k * pitch + c0 + col_step * j]);
 #pragma unroll
         for (int i = 0; i < tile_rows; ++i)
 #pragma unroll
           for (int j = 0; j < tile_cols; ++j)
-            l11[(tc + col_step * j) * NB + tr + row_step * i] = sum[i][j];
-      } else {
-#pragma unroll
-        for (int c = 0; c < NB; ++c)
-          if (c <= t && t < n) l11[c * NB + t] = load(t, c);
+            sum[i][j] = ops::minus_product(sum[i][j], left[i], right[j]);
       }
-      __syncwarp();
-      const int next = min(NB, m);
-      T row[NB];
 #pragma unroll
-      for (int c = 0; c < NB; ++c) row[c] = t < next && c <= t ? l11[c * NB + t] : T{};
-      __syncwarp();
-      factor_diagonal(row, start, next);
-    } else if (k0 >= 0) {
-      const int across = (m + NB - 1) / NB;
-      for (int tile = warp; tile < across * (across + 1) / 2; tile += warps - 1) {
-        int ti = 0;  // tile (ti, tj), ti >= tj, of the trailing matrix's lower triangle
-        while ((ti + 1) * (ti + 2) / 2 <= tile) ++ti;
-        const int tj = tile - ti * (ti + 1) / 2;
-        update_tile(start, m, ti, tj, sum);
+      for (int i = 0; i < tile_rows; ++i)
 #pragma unroll
-        for (int i = 0; i < tile_rows; ++i)
-#pragma unroll
-          for (int j = 0; j < tile_cols; ++j) {
-            const int r = ti * NB + tr + row_step * i, c = tj * NB + tc + col_step * j;
-            if (r < m && c <= r) store(start + r, start + c, sum[i][j]);
-          }
-      }
+        for (int j = 0; j < tile_cols; ++j) {
+          const int r = r0 + row_step * i, c = c0 + col_step * j;
+          if (r < m && c <= r) store(start + r, start + c, sum[i][j]);
+        }
     }
+    __syncthreads();  // the trailing matrix stored for the next panel; shared memory free again
   }
   if (t == 0) info[b * info_stride] = failed;
 }

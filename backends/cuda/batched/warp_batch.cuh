@@ -64,14 +64,14 @@ __device__ inline Real segment_max(Real v) {
   return v;
 }
 
-// The votes of the caller's segment of Width lanes for `predicate`: bit i for its lane i. Every
-// lane of the warp must call it.
+// The first lane of the caller's segment of Width lanes for which `predicate` holds (-1: none).
+// Every lane of the warp must call it.
 template <int Width>
-__device__ inline unsigned segment_votes(bool predicate) {
+__device__ inline int first_lane_where(bool predicate) {
   const unsigned votes = __ballot_sync(full_mask, predicate);
   const int segment_start = (threadIdx.x % 32) / Width * Width;
   const unsigned segment_mask = Width == 32 ? full_mask : (1u << Width) - 1;
-  return (votes >> segment_start) & segment_mask;
+  return __ffs((votes >> segment_start) & segment_mask) - 1;
 }
 
 // Matrix b of a batch: its first element, sizes and strides; a matrix of no rows for b >= count,
@@ -100,31 +100,8 @@ constexpr int block_threads = 128;
 
 // Launches kernel_for(std::integral_constant<int, S>{}) (the kernel for segments of S lanes)
 // with one segment per matrix, S the narrowest that holds `largest` rows or columns, so that
-// several small matrices share a warp.
-template <class KernelFor, class... Args>
-void launch_segments(cudaStream_t stream, int count, int largest, const KernelFor& kernel_for,
-                     const Args&... args) {
-  if (count == 0) return;
-  const auto launch = [&](auto width) {
-    const std::int64_t threads = static_cast<std::int64_t>(count) * width;
-    const int blocks = static_cast<int>((threads + block_threads - 1) / block_threads);
-    kernel_for(width)<<<blocks, block_threads, 0, stream>>>(args...);
-    BASALT_CUDA_CHECK_LAUNCH();
-  };
-  switch (segment_width(largest)) {
-    case 4:
-      return launch(std::integral_constant<int, 4>{});
-    case 8:
-      return launch(std::integral_constant<int, 8>{});
-    case 16:
-      return launch(std::integral_constant<int, 16>{});
-    default:
-      return launch(std::integral_constant<int, 32>{});
-  }
-}
-
-// launch_segments with blocks of Threads threads, for a kernel whose shared memory grows with
-// the matrices a block holds.
+// several small matrices share a warp; blocks of Threads threads (fewer for a kernel whose shared
+// memory grows with the matrices a block holds).
 template <int Threads, class KernelFor, class... Args>
 void launch_segments_in_blocks(cudaStream_t stream, int count, int largest,
                                const KernelFor& kernel_for, const Args&... args) {
@@ -145,6 +122,13 @@ void launch_segments_in_blocks(cudaStream_t stream, int count, int largest,
     default:
       return launch(std::integral_constant<int, 32>{});
   }
+}
+
+// launch_segments_in_blocks with blocks of block_threads threads.
+template <class KernelFor, class... Args>
+void launch_segments(cudaStream_t stream, int count, int largest, const KernelFor& kernel_for,
+                     const Args&... args) {
+  launch_segments_in_blocks<block_threads>(stream, count, largest, kernel_for, args...);
 }
 
 }  // namespace basalt::cuda::kernels::warp

@@ -390,6 +390,35 @@ void check_against_portable(const HostMatrix<T>& original, const HostMatrix<T>& 
   }
 }
 
+// A variable batch of `shapes`, member b of lu_test_matrix's kind b % kinds, factored by
+// factor_both (the CUDA path and the portable kernel), every member checked against the portable.
+template <class T, class FactorBoth>
+void check_variable_batch(const std::vector<std::pair<int, int>>& shapes, int kinds,
+                          const FactorBoth& factor_both) {
+  std::vector<HostMatrix<T>> originals;
+  for (size_t b = 0; b < shapes.size(); ++b)
+    originals.push_back(lu_test_matrix<T>(shapes[b].first, shapes[b].second, int(b % kinds)));
+  auto fast = variable_batch(originals);
+  auto reference = variable_batch(originals);
+  auto fast_ipiv = make_variable_vectors<int>("ipiv", min_dimensions(fast));
+  auto reference_ipiv = make_variable_vectors<int>("ipiv", min_dimensions(fast));
+  Kokkos::View<int*> fast_info("info", fast.count()), reference_info("info", fast.count());
+  factor_both(fast, reference, fast_ipiv, reference_ipiv, fast_info, reference_info);
+  const auto lu = host_matrices(fast);
+  const auto reference_lu = host_matrices(reference);
+  const auto pivots = host_matrices(fast_ipiv);
+  const auto reference_pivots = host_matrices(reference_ipiv);
+  const auto infos = to_host(fast_info);
+  const auto reference_infos = to_host(reference_info);
+  for (size_t b = 0; b < shapes.size(); ++b) {
+    CAPTURE(b, shapes[b].first, shapes[b].second);
+    check_against_portable(originals[b], lu[b], reference_lu[b],
+                           Kokkos::subview(pivots[b], Kokkos::ALL, 0),
+                           Kokkos::subview(reference_pivots[b], Kokkos::ALL, 0), infos(b),
+                           reference_infos(b), int(b % kinds));
+  }
+}
+
 }  // namespace
 
 // The warp-segment CUDA kernel (up to 32 x 32) against the portable team kernel on the GPU:
@@ -488,28 +517,7 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's warp kernel equals portable::getrf_bat
         {1, 1},  {32, 32}, {0, 5},   {7, 3}, {3, 7},  {17, 17}, {32, 20}, {20, 32}, {9, 9},
         {5, 0},  {2, 2},   {31, 31}, {4, 4}, {1, 9},  {9, 1},   {16, 16}, {12, 30}, {30, 12},
         {32, 1}, {8, 8},   {25, 25}, {6, 6}, {11, 4}, {4, 11},  {32, 32}, {3, 3},   {24, 24}};
-    std::vector<HostMatrix<T>> originals;
-    for (size_t b = 0; b < shapes.size(); ++b)
-      originals.push_back(lu_test_matrix<T>(shapes[b].first, shapes[b].second, int(b % 5)));
-    auto fast = variable_batch(originals);
-    auto reference = variable_batch(originals);
-    auto fast_ipiv = make_variable_vectors<int>("ipiv", min_dimensions(fast));
-    auto reference_ipiv = make_variable_vectors<int>("ipiv", min_dimensions(fast));
-    Kokkos::View<int*> fast_info("info", fast.count()), reference_info("info", fast.count());
-    factor_both(fast, reference, fast_ipiv, reference_ipiv, fast_info, reference_info);
-    const auto lu = host_matrices(fast);
-    const auto reference_lu = host_matrices(reference);
-    const auto pivots = host_matrices(fast_ipiv);
-    const auto reference_pivots = host_matrices(reference_ipiv);
-    const auto infos = to_host(fast_info);
-    const auto reference_infos = to_host(reference_info);
-    for (size_t b = 0; b < shapes.size(); ++b) {
-      CAPTURE(b, shapes[b].first, shapes[b].second);
-      check_against_portable(originals[b], lu[b], reference_lu[b],
-                             Kokkos::subview(pivots[b], Kokkos::ALL, 0),
-                             Kokkos::subview(reference_pivots[b], Kokkos::ALL, 0), infos(b),
-                             reference_infos(b), int(b % 5));
-    }
+    check_variable_batch<T>(shapes, 5, factor_both);
   }
 
   SECTION("NaN and Inf stay in their own matrices, zero and subnormal members, the call ends") {
@@ -621,28 +629,7 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_ba
         {1, 1},   {256, 256}, {33, 33},  {0, 4},    {5, 5},     {47, 47},   {128, 128},
         {4, 0},   {64, 64},   {100, 70}, {70, 100}, {31, 31},   {255, 255}, {32, 33},
         {200, 3}, {3, 200},   {2, 2},    {96, 96},  {129, 129}, {17, 40}};
-    std::vector<HostMatrix<T>> originals;
-    for (size_t b = 0; b < shapes.size(); ++b)
-      originals.push_back(lu_test_matrix<T>(shapes[b].first, shapes[b].second, b % 4));
-    auto fast = variable_batch(originals);
-    auto reference = variable_batch(originals);
-    auto fast_ipiv = make_variable_vectors<int>("ipiv", min_dimensions(fast));
-    auto reference_ipiv = make_variable_vectors<int>("ipiv", min_dimensions(fast));
-    Kokkos::View<int*> fast_info("info", fast.count()), reference_info("info", fast.count());
-    factor_both(fast, reference, fast_ipiv, reference_ipiv, fast_info, reference_info);
-    const auto lu = host_matrices(fast);
-    const auto reference_lu = host_matrices(reference);
-    const auto pivots = host_matrices(fast_ipiv);
-    const auto reference_pivots = host_matrices(reference_ipiv);
-    const auto infos = to_host(fast_info);
-    const auto reference_infos = to_host(reference_info);
-    for (size_t b = 0; b < shapes.size(); ++b) {
-      CAPTURE(b, shapes[b].first, shapes[b].second);
-      check_against_portable(originals[b], lu[b], reference_lu[b],
-                             Kokkos::subview(pivots[b], Kokkos::ALL, 0),
-                             Kokkos::subview(reference_pivots[b], Kokkos::ALL, 0), infos(b),
-                             reference_infos(b), int(b % 4));
-    }
+    check_variable_batch<T>(shapes, 4, factor_both);
   }
 
   SECTION("NaN and Inf spread in their own matrices only, and the call completes") {

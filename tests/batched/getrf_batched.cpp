@@ -390,6 +390,35 @@ void check_against_portable(const HostMatrix<T>& original, const HostMatrix<T>& 
   }
 }
 
+// `count` m x n matrices, member b of lu_test_matrix's kind b % kinds, in a fixed batch made by
+// make_batch(originals, m, n), factored by factor_both, every member checked against the portable
+// kernel.
+template <class T, class MakeBatch, class FactorBoth>
+void check_fixed_batch(int m, int n, int count, int kinds, const MakeBatch& make_batch,
+                       const FactorBoth& factor_both) {
+  std::vector<HostMatrix<T>> originals;
+  for (int b = 0; b < count; ++b) originals.push_back(lu_test_matrix<T>(m, n, b % kinds));
+  auto fast = make_batch(originals, m, n);
+  auto reference = make_batch(originals, m, n);
+  Kokkos::View<int**, Kokkos::LayoutRight> fast_ipiv("ipiv", count, std::min(m, n));
+  Kokkos::View<int**, Kokkos::LayoutRight> reference_ipiv("ipiv", count, std::min(m, n));
+  Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
+  factor_both(fast, reference, fast_ipiv, reference_ipiv, fast_info, reference_info);
+  const auto lu = to_host(fast);
+  const auto reference_lu = to_host(reference);
+  const auto pivots = to_host(fast_ipiv);
+  const auto reference_pivots = to_host(reference_ipiv);
+  const auto infos = to_host(fast_info);
+  const auto reference_infos = to_host(reference_info);
+  for (int b = 0; b < count; ++b) {
+    CAPTURE(b);
+    check_against_portable(originals[b], host_matrix(lu, b), host_matrix(reference_lu, b),
+                           Kokkos::subview(pivots, b, Kokkos::ALL),
+                           Kokkos::subview(reference_pivots, b, Kokkos::ALL), infos(b),
+                           reference_infos(b), b % kinds);
+  }
+}
+
 // A variable batch of `shapes`, member b of lu_test_matrix's kind b % kinds, factored by
 // factor_both (the CUDA path and the portable kernel), every member checked against the portable.
 template <class T, class FactorBoth>
@@ -460,27 +489,12 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's warp kernel equals portable::getrf_bat
   // Both factorizations of `count` m x n matrices of lu_test_matrix's five kinds in turn.
   const auto check_fixed = [&](auto layout, int m, int n, int count) {
     CAPTURE(m, n, count);
-    std::vector<HostMatrix<T>> originals;
-    for (int b = 0; b < count; ++b) originals.push_back(lu_test_matrix<T>(m, n, b % 5));
-    auto fast = fixed(layout, originals, m, n);
-    auto reference = fixed(layout, originals, m, n);
-    Kokkos::View<int**, Kokkos::LayoutRight> fast_ipiv("ipiv", count, std::min(m, n));
-    Kokkos::View<int**, Kokkos::LayoutRight> reference_ipiv("ipiv", count, std::min(m, n));
-    Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
-    factor_both(fast, reference, fast_ipiv, reference_ipiv, fast_info, reference_info);
-    const auto lu = to_host(fast);
-    const auto reference_lu = to_host(reference);
-    const auto pivots = to_host(fast_ipiv);
-    const auto reference_pivots = to_host(reference_ipiv);
-    const auto infos = to_host(fast_info);
-    const auto reference_infos = to_host(reference_info);
-    for (int b = 0; b < count; ++b) {
-      CAPTURE(b);
-      check_against_portable(originals[b], host_matrix(lu, b), host_matrix(reference_lu, b),
-                             Kokkos::subview(pivots, b, Kokkos::ALL),
-                             Kokkos::subview(reference_pivots, b, Kokkos::ALL), infos(b),
-                             reference_infos(b), b % 5);
-    }
+    check_fixed_batch<T>(
+        m, n, count, 5,
+        [&](const std::vector<HostMatrix<T>>& originals, int rows, int cols) {
+          return fixed(layout, originals, rows, cols);
+        },
+        factor_both);
   };
 
   SECTION("fixed batches of every size 1 to 32, square and rectangular") {
@@ -600,27 +614,12 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_ba
                                      {90, 5, 4}};
     for (const auto [m, n, count] : cases) {
       CAPTURE(m, n);
-      std::vector<HostMatrix<T>> originals;
-      for (int b = 0; b < count; ++b) originals.push_back(lu_test_matrix<T>(m, n, b % 4));
-      auto fast = device_batch(originals, m, n);
-      auto reference = device_batch(originals, m, n);
-      Kokkos::View<int**, Kokkos::LayoutRight> fast_ipiv("ipiv", count, std::min(m, n));
-      Kokkos::View<int**, Kokkos::LayoutRight> reference_ipiv("ipiv", count, std::min(m, n));
-      Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
-      factor_both(fast, reference, fast_ipiv, reference_ipiv, fast_info, reference_info);
-      const auto lu = to_host(fast);
-      const auto reference_lu = to_host(reference);
-      const auto pivots = to_host(fast_ipiv);
-      const auto reference_pivots = to_host(reference_ipiv);
-      const auto infos = to_host(fast_info);
-      const auto reference_infos = to_host(reference_info);
-      for (int b = 0; b < count; ++b) {
-        CAPTURE(b);
-        check_against_portable(originals[b], host_matrix(lu, b), host_matrix(reference_lu, b),
-                               Kokkos::subview(pivots, b, Kokkos::ALL),
-                               Kokkos::subview(reference_pivots, b, Kokkos::ALL), infos(b),
-                               reference_infos(b), b % 4);
-      }
+      check_fixed_batch<T>(
+          m, n, count, 4,
+          [](const std::vector<HostMatrix<T>>& originals, int rows, int cols) {
+            return device_batch(originals, rows, cols);
+          },
+          factor_both);
     }
   }
 

@@ -17,6 +17,7 @@ struct gemm;
 struct trsm;
 struct herk;           // Hermitian rank-k update of one triangle (syrk for real scalars)
 struct potf2;          // the Cholesky diagonal block: unblocked Cholesky of a small square block
+struct potrf_panel;    // a Cholesky panel: its diagonal block factored, the rows below solved
 struct trmm;           // triangular matrix times matrix, either side (the QR drivers)
 struct geqr2;          // the QR panel: unblocked Householder QR of a tall, narrow block
 struct getrf_batched;  // LU of every matrix of a batch

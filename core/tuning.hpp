@@ -30,20 +30,23 @@ Lu lu() {
 
 struct Cholesky {
   int block;            // nb: columns of the outer blocked loop
-  int recursion_width;  // the recursive diagonal block stops halving at this width
+  int panel_width;      // a panel (diagonal block and rows below) stops halving at this width
+  int recursion_width;  // a leaf panel's diagonal block stops halving at this width
 };
 
 // As lu(), for the same reason (herk and trsm near gemm's peak need wide blocks on a GPU). The
-// GPU leaf is today's MAGMA's 128 columns, the widest the blocked single-thread-block potf2
-// takes in every precision. On the H100 (d, basalt-perf --routine potrf --nb --recursion-width)
-// nb = 512 with 128-column leaves ran 1-6% above 64- and 32-column leaves at n = 2048 to 16384;
-// nb = 256 lost 20-30% from 6144 up, nb = 1024 a few percent.
+// GPU leaf is today's MAGMA's 128 columns, the widest the single-thread-block potf2 took in every
+// precision. On the H100 (d, basalt-perf --routine potrf --nb --recursion-width) nb = 512 with
+// 128-column leaves ran 1-6% above 64- and 32-column leaves at n = 2048 to 16384; nb = 256 lost
+// 20-30% from 6144 up, nb = 1024 a few percent. On a GPU the panel halves down to the leaf, which
+// the CUDA kernel factors with its rows below in one launch; on a CPU the panel is one leaf, whose
+// wide trsm OpenBLAS runs well.
 template <class ExecSpace>
 Cholesky cholesky() {
   if constexpr (is_gpu_v<ExecSpace>)
-    return {512, 128};
+    return {512, 128, 128};
   else
-    return {128, 16};
+    return {128, 128, 16};
 }
 
 // The widest triangle a trsm hands to the vendor (cuBLAS, OpenBLAS); a wider one is split into

@@ -86,7 +86,8 @@ struct PotrfCases {
     return a;
   }
 
-  // basalt::potrf, or its driver with the tuning that --nb and --recursion-width give.
+  // basalt::potrf, or its driver with the tuning that --nb and --recursion-width (the leaf panel's
+  // width and its diagonal block's) give.
   template <class Exec>
   static void factor(const Context& ctx, const Exec& exec, const Matrix<T>& A) {
     const Options& o = ctx.options;
@@ -96,7 +97,7 @@ struct PotrfCases {
     }
     tuning::Cholesky tune = tuning::cholesky<Exec>();
     if (o.nb) tune.block = o.nb;
-    if (o.recursion_width) tune.recursion_width = o.recursion_width;
+    if (o.recursion_width) tune.panel_width = tune.recursion_width = o.recursion_width;
     impl::CholeskyState<Exec, T> state;
     impl::potrf(exec, Triangle::lower, A, state, tune);
     impl::finish_potrf(exec, A, state);

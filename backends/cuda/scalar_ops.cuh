@@ -141,4 +141,13 @@ __device__ inline Real smallest_trusted_square() {
     return DBL_MIN / DBL_EPSILON * 1024;
 }
 
+// sqrt(x) from r = rsqrt(x), x > 0. A Cholesky's chain from column to column runs through the
+// diagonal's reciprocal square root, and CUDA's rsqrt takes less time than sqrt and a division
+// (H100, a 32 x 32 tile by one warp: 10.4 against 12.9 thousand cycles); x r is the root to
+// within an ulp or two, except for x = Inf, where r = 0.
+template <class Real>
+__device__ inline Real root_from_reciprocal(Real x, Real r) {
+  return r > Real(0) ? x * r : x;
+}
+
 }  // namespace basalt::cuda::ops

@@ -401,4 +401,122 @@ TEMPLATE_TEST_CASE("cuda::potf2 equals portable::potf2", "[potrf][cuda]", float,
       }
   }
 }
+
+// The CUDA panel kernel against the portable leaf panel on the same panels (its potf2 the team
+// kernel, so that no kernel of the CUDA backend computes the reference), on the GPU: lower (tall)
+// and upper (wide) panels in a larger array, with one chunk of rows below, several, and more chunks
+// than the device holds blocks at once (the blocks' loop over further chunks); factored, failing at
+// a negative or NaN diagonal, and after an earlier failure (the diagonal block the identity, the
+// rows below untouched). Where the diagonal block fails, the rows below are compared in the columns
+// before the failure only: after it they are unspecified, but finite.
+TEMPLATE_TEST_CASE("cuda::potrf_panel equals portable::potrf_panel", "[potrf][cuda]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  using Storage = Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
+  const Kokkos::Cuda exec;
+  const int widest = cuda::potrf_panel_width_limit<T>(exec);
+  REQUIRE(widest >= 64);
+  const int leaf = std::min(widest, tuning::cholesky<Kokkos::Cuda>().panel_width);
+  enum class Failure { none, negative, nan };
+  struct Case {
+    Failure failure;
+    int column;  // of the failing diagonal
+    bool earlier_failure;
+  };
+  for (const int w : {1, 33, 64, leaf, widest})
+    for (const int below : {0, 1, 64, 65, 300, 20000}) {
+      if (below == 20000 && w != leaf) continue;  // the loop over further chunks, once
+      std::vector<Case> cases = {{Failure::none, -1, false}, {Failure::negative, w / 2, false}};
+      if (below != 20000) {
+        for (const int column : {0, w - 1}) cases.push_back({Failure::negative, column, false});
+        cases.push_back({Failure::nan, w / 2, false});
+        cases.push_back({Failure::none, -1, true});
+      }
+      for (const Case& c : cases)
+        for (Triangle uplo : {Triangle::lower, Triangle::upper}) {
+          CAPTURE(w, below, static_cast<int>(c.failure), c.column, c.earlier_failure, name(uplo));
+          const bool lower = uplo == Triangle::lower;
+          // The panel in lower terms, L(i, j) for i < w + below, j < w; stored transposed and
+          // conjugated when upper. The diagonal block's other triangle holds NaN.
+          const auto d = make_spd<T>(w, Kind::random);
+          if (c.failure == Failure::negative) d(c.column, c.column) = T(-1);
+          if (c.failure == Failure::nan)
+            d(c.column, c.column) = T(std::numeric_limits<real_t<T>>::quiet_NaN());
+          HostMatrix<T> l("L", w + below, w);
+          test::fill_random(l);
+          for (int j = 0; j < w; ++j)
+            for (int i = 0; i < w; ++i)
+              l(i, j) = i >= j ? d(i, j) : T(std::numeric_limits<real_t<T>>::quiet_NaN());
+          const int rows = lower ? w + below : w, cols = lower ? w : w + below, pad = 2;
+          HostMatrix<T> p("P", rows + pad, cols);
+          Kokkos::deep_copy(p, T(7));
+          for (int j = 0; j < w; ++j)
+            for (int i = 0; i < w + below; ++i) {
+              if (lower)
+                p(1 + i, j) = l(i, j);
+              else
+                p(1 + j, i) = conj_of(l(i, j));
+            }
+          Storage fast_storage("fast", rows + pad, cols),
+              reference_storage("reference", rows + pad, cols);
+          Kokkos::deep_copy(fast_storage, p);
+          Kokkos::deep_copy(reference_storage, p);
+          const auto panel_rows = std::make_pair(1, 1 + rows);
+          const auto fast = Kokkos::subview(fast_storage, panel_rows, Kokkos::ALL);
+          const auto reference = Kokkos::subview(reference_storage, panel_rows, Kokkos::ALL);
+          impl::CholeskyState<Kokkos::Cuda, T> fast_state, reference_state;
+          if (c.earlier_failure) {
+            Kokkos::deep_copy(fast_state.info, 2);
+            Kokkos::deep_copy(reference_state.info, 2);
+          }
+          cuda::potrf_panel(exec, uplo, fast, 10, fast_state, 16);
+          const auto diagonal = std::make_pair(0, w), beside = std::make_pair(w, w + below);
+          const auto D = Kokkos::subview(reference, diagonal, diagonal);
+          portable::potf2(exec, uplo, D, 10, reference_state);
+          if (lower)
+            impl::trsm(exec, ApplySide::right, true, Op::conj_transpose, false, T(1), D,
+                       Kokkos::subview(reference, beside, diagonal));
+          else
+            impl::trsm(exec, ApplySide::left, false, Op::conj_transpose, false, T(1), D,
+                       Kokkos::subview(reference, diagonal, beside));
+          exec.fence();
+          int info = 0, reference_info = 0;
+          Kokkos::deep_copy(info, fast_state.info);
+          Kokkos::deep_copy(reference_info, reference_state.info);
+          const bool fails_here = c.failure != Failure::none && !c.earlier_failure;
+          CHECK(info == reference_info);
+          CHECK(info == (c.earlier_failure ? 2 : fails_here ? 10 + c.column + 1 : 0));
+          if (fails_here && c.failure == Failure::negative) {
+            T failed(0), reference_failed(0);
+            Kokkos::deep_copy(failed, fast_state.failed_diagonal);
+            Kokkos::deep_copy(reference_failed, reference_state.failed_diagonal);
+            CHECK(magnitude(failed - reference_failed) <= 30 * w * eps<T>());
+          }
+          auto f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fast_storage);
+          auto r = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), reference_storage);
+          const int compared_columns = fails_here ? c.column : w;
+          double difference = 0, norm = 0;
+          bool finite = true, kept = true;
+          for (int j = 0; j < cols; ++j)
+            for (int i = 0; i < rows + pad; ++i) {
+              const int li = lower ? i - 1 : j, lj = lower ? j : i - 1;  // in lower terms
+              if (i == 0 || i == rows + 1) {
+                kept = kept && f(i, j) == T(7);
+                continue;
+              }
+              if (li < w && li < lj) {  // the other triangle of the diagonal block
+                kept = kept && std::isnan(magnitude(f(i, j)));
+                continue;
+              }
+              finite = finite && std::isfinite(magnitude(f(i, j)));
+              if (li >= w && lj >= compared_columns) continue;
+              difference = std::max(difference, double(magnitude(f(i, j) - r(i, j))));
+              norm = std::max(norm, double(magnitude(r(i, j))));
+            }
+          CHECK(kept);
+          CHECK(finite);
+          CHECK(difference <= 30 * w * eps<T>() * std::max(norm, 1.0));
+        }
+    }
+}
 #endif

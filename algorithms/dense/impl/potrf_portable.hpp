@@ -1,11 +1,12 @@
 #pragma once
-// Cholesky factorization, written once over Kokkos (seed 000's algorithm): a blocked loop whose
-// diagonal blocks are factored recursively, halving down to a block that potf2 factors column
-// by column. Right-looking (trsm and herk on the whole trailing matrix after each block) rather
-// than the paper's left-looking: one large herk per block is the shape cuBLAS and OpenBLAS run
-// nearest their gemm rate, and today's MAGMA potrf_native made the same choice. Every building
-// block (potf2, trsm, herk) goes through the dispatch, so a backend that specializes them runs
-// this same driver.
+// Cholesky factorization, written once over Kokkos (seed 000's algorithm): a blocked loop over
+// panels of nb columns, each halved recursively down to a leaf panel: its diagonal block,
+// factored recursively down to a block that potf2 factors column by column, and the rows below
+// solved against it (trsm). Right-looking (herk on the whole trailing matrix after each panel)
+// rather than the paper's left-looking: one large herk per panel is the shape cuBLAS and OpenBLAS
+// run nearest their gemm rate, and today's MAGMA potrf_native made the same choice. Every
+// building block (the leaf panel, potf2, trsm, herk, gemm) goes through the dispatch, so a
+// backend that specializes them runs this same driver.
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <utility>
@@ -66,17 +67,101 @@ void factor_diagonal(const ExecSpace& exec, Triangle uplo, const DView& D, int o
                   recursion_width);
 }
 
-// Blocked right-looking Cholesky of the n x n A: for each block of nb columns, its diagonal
-// block recursively, then trsm and herk on the trailing matrix. Info stays in state.
+}  // namespace basalt::impl
+
+namespace basalt::portable {
+
+// The leaf panel P: lower, P = [D; B] (w + m rows, w columns); upper, P = [D B] (w rows, w + m
+// columns), D its w x w diagonal block. D is factored as potf2 does (info, the failing entry, the
+// identity after a failure), and B becomes B L^-H (upper: U^-H B). The diagonal block is halved
+// recursively down to recursion_width.
+template <class ExecSpace, class PView, class State>
+void potrf_panel(const ExecSpace& exec, Triangle uplo, const PView& P, int offset,
+                 const State& state, int recursion_width) {
+  const int w = static_cast<int>(std::min(P.extent(0), P.extent(1)));
+  const auto diagonal = std::make_pair(0, w);
+  const auto beside = std::make_pair(w, static_cast<int>(std::max(P.extent(0), P.extent(1))));
+  impl::factor_diagonal(exec, uplo, Kokkos::subview(P, diagonal, diagonal), offset, state,
+                        recursion_width);
+  if (beside.second == w) return;
+  using T = typename PView::non_const_value_type;
+  const auto D = Kokkos::subview(P, diagonal, diagonal);
+  if (uplo == Triangle::lower)
+    impl::trsm(exec, ApplySide::right, true, Op::conj_transpose, false, T(1), D,
+               Kokkos::subview(P, beside, diagonal));
+  else
+    impl::trsm(exec, ApplySide::left, false, Op::conj_transpose, false, T(1), D,
+               Kokkos::subview(P, diagonal, beside));
+}
+
+}  // namespace basalt::portable
+
+namespace basalt::impl {
+
+template <class ExecSpace, class PView, class State>
+void apply_potrf_panel(const ExecSpace& exec, Triangle uplo, const PView& P, int offset,
+                       const State& state, int recursion_width) {
+  ProfilingRegion region("basalt::potrf_panel");
+  using Spec = Specialization<routine::potrf_panel, ExecSpace>;
+  if constexpr (Spec::available)
+    Spec::apply(exec, uplo, P, offset, state, recursion_width);
+  else
+    portable::potrf_panel(exec, uplo, P, offset, state, recursion_width);
+}
+
+// The panel P (as portable::potrf_panel's), halved by columns down to tune.panel_width: the left
+// half, then the right half's rows from the diagonal down minus the left half's contribution
+// (herk on its diagonal block, gemm below it), then the right half.
+template <class ExecSpace, class PView, class State>
+void factor_panel(const ExecSpace& exec, Triangle uplo, const PView& P, int offset,
+                  const State& state, tuning::Cholesky tune) {
+  const bool lower = uplo == Triangle::lower;
+  const int w = static_cast<int>(lower ? P.extent(1) : P.extent(0));
+  if (w <= tune.panel_width)
+    return apply_potrf_panel(exec, uplo, P, offset, state, tune.recursion_width);
+  using T = typename PView::non_const_value_type;
+  using Real = real_t<T>;
+  const int w1 = w / 2, length = static_cast<int>(lower ? P.extent(0) : P.extent(1));
+  const auto left = std::make_pair(0, w1), right = std::make_pair(w1, w);
+  const auto rest = std::make_pair(w1, length), below = std::make_pair(w, length);
+  if (lower) {
+    factor_panel(exec, uplo, Kokkos::subview(P, Kokkos::ALL, left), offset, state, tune);
+    const auto L_right = Kokkos::subview(P, right, left), L_below = Kokkos::subview(P, below, left);
+    herk(exec, true, Op::none, Real(-1), L_right, Real(1), Kokkos::subview(P, right, right));
+    gemm(exec, Op::none, Op::conj_transpose, T(-1), L_below, L_right, T(1),
+         Kokkos::subview(P, below, right));
+    factor_panel(exec, uplo, Kokkos::subview(P, rest, right), offset + w1, state, tune);
+  } else {
+    factor_panel(exec, uplo, Kokkos::subview(P, left, Kokkos::ALL), offset, state, tune);
+    const auto U_right = Kokkos::subview(P, left, right), U_below = Kokkos::subview(P, left, below);
+    herk(exec, false, Op::conj_transpose, Real(-1), U_right, Real(1),
+         Kokkos::subview(P, right, right));
+    gemm(exec, Op::conj_transpose, Op::none, T(-1), U_right, U_below, T(1),
+         Kokkos::subview(P, right, below));
+    factor_panel(exec, uplo, Kokkos::subview(P, right, rest), offset + w1, state, tune);
+  }
+}
+
+// Blocked right-looking Cholesky of the n x n A: for each panel of nb columns (from the diagonal
+// down), the panel, then herk on the trailing matrix. Info stays in state.
 template <class ExecSpace, class AView, class State>
 void potrf(const ExecSpace& exec, Triangle uplo, const AView& A, const State& state,
            tuning::Cholesky tune) {
+  using Real = real_t<typename AView::non_const_value_type>;
   const int n = static_cast<int>(A.extent(0));
   for (int j = 0; j < n; j += tune.block) {
     const int jb = std::min(tune.block, n - j);
-    const auto block = std::make_pair(j, j + jb);
-    factor_diagonal(exec, uplo, Kokkos::subview(A, block, block), j, state, tune.recursion_width);
-    if (j + jb < n) update_trailing(exec, uplo, A, block, std::make_pair(j + jb, n));
+    const auto block = std::make_pair(j, j + jb), rest = std::make_pair(j, n),
+               trailing = std::make_pair(j + jb, n);
+    const auto A22 = Kokkos::subview(A, trailing, trailing);
+    if (uplo == Triangle::lower) {
+      factor_panel(exec, uplo, Kokkos::subview(A, rest, block), j, state, tune);
+      herk(exec, true, Op::none, Real(-1), Kokkos::subview(A, trailing, block), Real(1), A22);
+    } else {
+      factor_panel(exec, uplo, Kokkos::subview(A, block, rest), j, state, tune);
+      herk(exec, false, Op::conj_transpose, Real(-1), Kokkos::subview(A, block, trailing), Real(1),
+           A22);
+    }
   }
 }
 

@@ -44,9 +44,10 @@ __global__ void __launch_bounds__(warp::block_threads)
     const Real diagonal = ops::real_part(warp::shuffle<S>(row[j], j));
     const bool active = j < n && failed == 0 && diagonal > Real(0);
     if (j < n && failed == 0 && !(diagonal > Real(0))) failed = j + 1;
-    const Real root = active ? sqrt(diagonal) : Real(1);
-    if (active && i == j) row[j] = ops::make_scalar<T>(root);
-    if (active && i > j && i < n) row[j] = ops::divide(row[j], ops::make_scalar<T>(root));
+    const Real inverse = active ? rsqrt(diagonal) : Real(1);
+    if (active && i == j)
+      row[j] = ops::make_scalar<T>(ops::root_from_reciprocal(diagonal, inverse));
+    if (active && i > j && i < n) row[j] = ops::times_real(row[j], inverse);
 #pragma unroll
     for (int c = j + 1; c < S; ++c) {
       const T l = ops::conjugate(warp::shuffle<S>(row[j], c));

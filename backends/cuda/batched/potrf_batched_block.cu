@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(block::max_threads)
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   const int pitch = blockDim.x - NB;
   T* const l11 = reinterpret_cast<T*>(shared_bytes);  // L11(r, c) at l11[c * NB + r]
-  T* const l21 = l11 + NB * NB;                        // L21(r, c) at l21[c * pitch + r]
+  T* const l21 = l11 + NB * NB;                       // L21(r, c) at l21[c * pitch + r]
   Real* const reciprocal = reinterpret_cast<Real*>(l21 + NB * pitch);  // 1 / L11(j, j)
   __shared__ int panel_done;  // columns of the panel factored: jb, or the failing one's index
 
@@ -89,9 +89,9 @@ __global__ void __launch_bounds__(block::max_threads)
           done = j;
           continue;
         }
-        const Real root = sqrt(diagonal), inverse = Real(1) / root;
+        const Real inverse = rsqrt(diagonal);
         if (t == j) {
-          row[j] = ops::make_scalar<T>(root);
+          row[j] = ops::make_scalar<T>(ops::root_from_reciprocal(diagonal, inverse));
           reciprocal[j] = inverse;
         }
         if (t > j) row[j] = ops::times_real(row[j], inverse);

@@ -1,57 +1,112 @@
-// CUDA Cholesky diagonal block: one thread block, the lower triangle in shared memory as 32 x 32
-// tiles, right-looking by 32 columns. Per block of 32 columns, one warp factors the diagonal
-// tile in registers (a row per lane, columns broadcast by shuffles: no barrier per column), every
-// thread solves rows below it against that tile, and the warps apply the rank-32 update to the
-// trailing triangle; three barriers per 32 columns instead of three per column. An upper block is
-// loaded as its conjugate transpose, so one lower kernel factors both triangles.
+// CUDA Cholesky panel: the diagonal block factored and the rows below it solved in one kernel.
+// Every thread block holds the diagonal block's lower triangle in shared memory as 32 x 32 tiles,
+// and a chunk of the rows below; it factors the diagonal block itself (the blocks repeat that
+// work rather than wait for one another) and solves its chunk as the columns become final, then
+// solves any further chunks against the finished block. Per 32 columns, warp 0 factors the
+// diagonal tile in registers (a row per lane, columns broadcast by shuffles), every thread solves
+// one row below it, and the warps apply the rank-32 update to the trailing tiles, each lane a
+// 4 x 8 register tile: three barriers per 32 columns. An upper panel is loaded as its conjugate
+// transpose, so one lower kernel serves both triangles.
 #include <cuComplex.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "basalt/backends/cuda/batched/warp_batch.cuh"
 #include "basalt/backends/cuda/dense/potf2_launch.hpp"
 #include "basalt/backends/cuda/error.hpp"
 #include "basalt/backends/cuda/scalar_ops.cuh"
+#include "basalt/backends/cuda/workspace.hpp"
 
 namespace basalt::cuda::kernels {
 
 namespace {
 
-constexpr int potf2_threads = 256;
-constexpr int potf2_warps = potf2_threads / 32;
+constexpr int panel_threads = 256;
+constexpr int panel_warps = panel_threads / 32;
 constexpr int tile = 32;
 // Column stride of a tile: odd, so that a warp reading along a tile row hits distinct banks as
-// a warp reading down a column does (the loads and stores of an upper block run along rows).
+// a warp reading down a column does (the loads and stores of an upper panel run along rows).
 constexpr int tile_ld = tile + 1;
 constexpr int tile_entries = tile * tile_ld;
+// The most row tiles below the diagonal block that a thread block solves at a time.
+constexpr int max_chunk_tiles = 4;
 
-// Shared memory for tiles x tiles tiles (the lower ones kept), the reciprocal diagonal of a
-// tile and the count of its factored columns.
-std::size_t shared_bytes_for(int tiles, int entry_bytes) {
-  return (std::size_t(tiles) * (tiles + 1) / 2 * tile_entries + tile) * entry_bytes + sizeof(int);
+// Shared memory for a diagonal block of tiles x tiles tiles (the lower ones kept), a chunk of
+// chunk_tiles row tiles below it, the reciprocals of the diagonal and the count of a tile's
+// factored columns.
+std::size_t shared_bytes_for(int tiles, int chunk_tiles, int entry_bytes) {
+  const std::size_t stored =
+      std::size_t(tiles) * (tiles + 1) / 2 + std::size_t(chunk_tiles) * tiles;
+  return (stored * tile_entries + std::size_t(tiles) * tile) * entry_bytes + sizeof(int);
 }
 
-// The lower tiles of the block, row-tile by row-tile: tile (I, J), I >= J, column-major.
+// The diagonal block's lower tiles row-tile by row-tile, then the chunk's: tile (I, J),
+// column-major; row tiles I >= tiles are the chunk's.
 template <class T>
 struct Tiles {
   T* base;
-  __device__ T* at(int I, int J) const { return base + (I * (I + 1) / 2 + J) * tile_entries; }
-  __device__ T& operator()(int i, int c) const {
-    return at(i / tile, c / tile)[i % tile + (c % tile) * tile_ld];
+  int tiles;        // of the diagonal block, along each side
+  int chunk_tiles;  // row tiles of the chunk
+  __device__ T* at(int I, int J) const {
+    const int index =
+        I < tiles ? I * (I + 1) / 2 + J : tiles * (tiles + 1) / 2 + (I - tiles) * tiles + J;
+    return base + index * tile_entries;
+  }
+  __device__ T* end() const { return at(tiles + chunk_tiles, 0); }
+  __device__ int chunk_rows() const { return chunk_tiles * tile; }
+};
+
+// The panel in lower terms: entry (i, j) is A(i, j) of a lower panel (rows i from the diagonal
+// block's first, down), conj(A(j, i)) of an upper one.
+template <class T>
+struct PanelRef {
+  T* a;
+  std::int64_t lda;
+  bool lower;
+  __device__ T load(int i, int j) const {
+    return lower ? a[i + j * lda] : ops::conjugate(a[j + i * lda]);
+  }
+  __device__ void store(int i, int j, T v) const {
+    if (lower)
+      a[i + j * lda] = v;
+    else
+      a[j + i * lda] = ops::conjugate(v);
+  }
+  // A tile's entry e, so that consecutive threads touch consecutive addresses: down a column of
+  // a lower panel, along a row of an upper one.
+  __device__ void place(int e, int& r, int& c) const {
+    r = lower ? e % tile : e / tile;
+    c = lower ? e / tile : e % tile;
   }
 };
 
-// Cholesky of the diagonal tile K (rows and columns k0 .. k0 + kb - 1) by warp 0, lane i holding
-// row i of the tile, as the batched warp kernel (batched/potrf_batched.cu). Returns on every lane
-// the number of columns factored: kb, or the first column whose diagonal is not positive (or
-// NaN), which keeps its updated value. The reciprocals of the new diagonal go to `reciprocal`.
+// Tile t <- the panel's rows row0 .. row0 + rows - 1 and columns col0 .. col0 + cols - 1, zero
+// elsewhere (and above the diagonal of a diagonal tile).
+template <class T>
+__device__ void load_tile(T* t, const PanelRef<T>& panel, int row0, int rows, int col0, int cols,
+                          bool diagonal) {
+  for (int e = threadIdx.x; e < tile * tile; e += panel_threads) {
+    int r, c;
+    panel.place(e, r, c);
+    T v = ops::make_scalar<T>(0);
+    if (r < rows && c < cols && (!diagonal || r >= c)) v = panel.load(row0 + r, col0 + c);
+    t[r + c * tile_ld] = v;
+  }
+}
+
+// Cholesky of the diagonal tile d (kb columns) by warp 0, lane i holding row i of the tile.
+// Returns on every lane the number of columns factored: kb, or the first column whose diagonal
+// is not positive (or NaN), which keeps its updated value. The reciprocals of the new diagonal
+// go to `reciprocal`: the reciprocal square root is the one long-latency step on the chain from
+// column to column.
 template <class T>
 __device__ int factor_diagonal_tile(T* d, int kb, ops::real_of_t<T>* reciprocal) {
   using Real = ops::real_of_t<T>;
   const int i = threadIdx.x % 32;
   T row[tile];
 #pragma unroll
-  for (int c = 0; c < tile; ++c) row[c] = d[i + c * tile_ld];  // zero above the diagonal
+  for (int c = 0; c < tile; ++c) row[c] = d[i + c * tile_ld];  // above the diagonal: unused
   int factored = kb;
   bool active = true;
 #pragma unroll
@@ -62,9 +117,9 @@ __device__ int factor_diagonal_tile(T* d, int kb, ops::real_of_t<T>* reciprocal)
       factored = j;
     }
     const bool step = active && j < kb;
-    const Real root = step ? sqrt(diagonal) : Real(1), inverse = Real(1) / root;
+    const Real inverse = step ? rsqrt(diagonal) : Real(1);
     if (step && i == j) {
-      row[j] = ops::make_scalar<T>(root);
+      row[j] = ops::make_scalar<T>(ops::root_from_reciprocal(diagonal, inverse));
       reciprocal[j] = inverse;
     }
     if (step && i > j) row[j] = ops::times_real(row[j], inverse);
@@ -82,8 +137,9 @@ __device__ int factor_diagonal_tile(T* d, int kb, ops::real_of_t<T>* reciprocal)
   return factored;
 }
 
-// Row i below the diagonal tile: its first `factored` columns x solve x L11^H = a (forward
-// substitution, right-looking: each x_c, once final, updates the columns after it).
+// A row below the diagonal tile d: its first `factored` columns x solve x L11^H = a (forward
+// substitution, right-looking: each x_c, once final, updates the columns after it). a is the
+// row's first entry in its tile, which has stride tile_ld.
 template <class T>
 __device__ void solve_row(T* a, const T* d, int factored, const ops::real_of_t<T>* reciprocal) {
   T x[tile];
@@ -102,128 +158,277 @@ __device__ void solve_row(T* a, const T* d, int factored, const ops::real_of_t<T
     if (c < factored) a[c * tile_ld] = x[c];
 }
 
-// The trailing triangle (tiles K+1 ..) minus L21 L21^H, L21 the tile column K: per row tile, each
-// lane a row whose 32 entries of L21 it keeps in registers, the warps taking turns over columns.
+// out -= left right^H for three 32 x 32 tiles, by one warp: lane (g, h) = (lane % 8, lane / 8)
+// owns rows g + 8q and columns h + 4p, so that per step of the inner dimension it loads 4 + 8
+// values for 32 multiply-adds and every load is conflict-free. Complex double takes the columns
+// in two passes, to stay within the registers.
 template <class T>
-__device__ void update_trailing(const Tiles<T>& s, int K, int n) {
-  const int lane = threadIdx.x % 32, warp_id = threadIdx.x / 32;
-  const int tiles = (n + tile - 1) / tile, first = (K + 1) * tile;
-  for (int R = K + 1; R < tiles; ++R) {
-    const int i = R * tile + lane, last = min(R * tile + tile, n);  // columns first .. last - 1
-    if (first + warp_id >= last) continue;
-    const T* panel = s.at(R, K) + lane;
-    T x[tile];
+__device__ void update_tile(T* out, const T* left, const T* right) {
+  constexpr int passes = sizeof(T) > 8 ? 2 : 1, columns = 8 / passes;
+  const int lane = threadIdx.x % 32, g = lane % 8, h = lane / 8;
+  for (int pass = 0; pass < passes; ++pass) {
+    T sum[4][columns];
 #pragma unroll
-    for (int l = 0; l < tile; ++l) x[l] = panel[l * tile_ld];
-    for (int c = first + warp_id; c < last; c += potf2_warps) {
-      const T* y = s.at(c / tile, K) + c % tile;  // row c of L21: the same on every lane
-      T* target = s.at(R, c / tile) + lane + (c % tile) * tile_ld;
-      T even = *target, odd = ops::make_scalar<T>(0);  // two chains for the FMA latency
+    for (int q = 0; q < 4; ++q)
 #pragma unroll
-      for (int l = 0; l < tile; l += 2) {
-        even = ops::minus_product(even, x[l], ops::conjugate(y[l * tile_ld]));
-        odd = ops::minus_product(odd, x[l + 1], ops::conjugate(y[(l + 1) * tile_ld]));
-      }
-      if (i >= c && i < n) *target = ops::add(even, odd);
+      for (int p = 0; p < columns; ++p)
+        sum[q][p] = out[g + 8 * q + (h + 4 * (pass * columns + p)) * tile_ld];
+#pragma unroll 4
+    for (int l = 0; l < tile; ++l) {
+      T x[4], y[columns];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) x[q] = left[g + 8 * q + l * tile_ld];
+#pragma unroll
+      for (int p = 0; p < columns; ++p)
+        y[p] = ops::conjugate(right[h + 4 * (pass * columns + p) + l * tile_ld]);
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+#pragma unroll
+        for (int p = 0; p < columns; ++p) sum[q][p] = ops::minus_product(sum[q][p], x[q], y[p]);
     }
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+#pragma unroll
+      for (int p = 0; p < columns; ++p)
+        out[g + 8 * q + (h + 4 * (pass * columns + p)) * tile_ld] = sum[q][p];
   }
 }
 
+// The trailing tiles minus the rank-32 update of the final tile column K: the diagonal block's
+// (when `diagonal`) and the chunk's first chunk_row_tiles row tiles, a tile per warp at a time.
 template <class T>
-__global__ void __launch_bounds__(potf2_threads)
-    factor_block(T* a, int n, std::int64_t lda, bool lower, int offset, int* info,
-                 T* failed_diagonal) {
+__device__ void update_trailing(const Tiles<T>& s, int K, bool diagonal, int chunk_row_tiles) {
+  const int trailing = s.tiles - 1 - K;
+  const int in_diagonal = diagonal ? trailing * (trailing + 1) / 2 : 0;
+  const int count = in_diagonal + chunk_row_tiles * trailing;
+  for (int t = threadIdx.x / 32; t < count; t += panel_warps) {
+    int R, C;
+    if (t < in_diagonal) {  // t = a (a + 1) / 2 + b, R = K + 1 + a, C = K + 1 + b
+      int a = 0;
+      while ((a + 1) * (a + 2) / 2 <= t) ++a;
+      R = K + 1 + a;
+      C = K + 1 + t - a * (a + 1) / 2;
+    } else {
+      const int u = t - in_diagonal;
+      R = s.tiles + u / trailing;
+      C = K + 1 + u % trailing;
+    }
+    update_tile(s.at(R, C), s.at(R, K), s.at(C, K));
+  }
+}
+
+// The chunk's rows (rows of them) of the panel, from panel row first_row, between the panel and
+// the chunk tiles.
+template <class T>
+__device__ void load_chunk(const Tiles<T>& s, const PanelRef<T>& panel, int first_row, int rows,
+                           int w) {
+  for (int I = 0; I < s.chunk_tiles; ++I)
+    for (int J = 0; J < s.tiles; ++J)
+      load_tile(s.at(s.tiles + I, J), panel, first_row + I * tile, rows - I * tile, J * tile,
+                w - J * tile, false);
+}
+
+template <class T>
+__device__ void store_chunk(const Tiles<T>& s, const PanelRef<T>& panel, int first_row, int rows,
+                            int w) {
+  for (int I = 0; I < s.chunk_tiles; ++I)
+    for (int J = 0; J < s.tiles; ++J) {
+      const T* t = s.at(s.tiles + I, J);
+      for (int e = threadIdx.x; e < tile * tile; e += panel_threads) {
+        int r, c;
+        panel.place(e, r, c);
+        if (I * tile + r < rows && J * tile + c < w)
+          panel.store(first_row + I * tile + r, J * tile + c, t[r + c * tile_ld]);
+      }
+    }
+}
+
+// Row r of the panel's rows after the diagonal tile K that the block holds: the diagonal
+// block's, then the chunk's. Its entry in tile column K.
+template <class T>
+__device__ T* row_in_tile_column(const Tiles<T>& s, int r, int w, int K) {
+  if (r < w) return s.at(r / tile, K) + r % tile;
+  r -= w;
+  return s.at(s.tiles + r / tile, K) + r % tile;
+}
+
+template <class T>
+__global__ void __launch_bounds__(panel_threads)
+    factor_panel(T* a, int w, int rows_below, int chunk_tiles, std::int64_t lda, bool lower,
+                 int offset, int* info, T* failed_diagonal, unsigned* arrivals) {
   using Real = ops::real_of_t<T>;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  const int tiles = (n + tile - 1) / tile;
-  const Tiles<T> s{reinterpret_cast<T*>(shared_bytes)};
-  auto* reciprocal = reinterpret_cast<Real*>(s.at(tiles, 0));  // after the last tile
-  int& factored_in_tile = *reinterpret_cast<int*>(s.at(tiles, 0) + tile);
+  const int tiles = (w + tile - 1) / tile;
+  const Tiles<T> s{reinterpret_cast<T*>(shared_bytes), tiles, chunk_tiles};
+  auto* reciprocal = reinterpret_cast<Real*>(s.end());
+  int& factored_in_tile = *reinterpret_cast<int*>(reciprocal + tiles * tile);
+  const PanelRef<T> panel{a, lda, lower};
   const int tid = threadIdx.x;
-  // Every thread reads info before the one write below, which follows a barrier.
+  const int chunk_rows = s.chunk_rows(), chunks = (rows_below + chunk_rows - 1) / chunk_rows;
+  const auto rows_of_chunk = [&](int chunk) {
+    return min(chunk_rows, rows_below - chunk * chunk_rows);
+  };
+  // Every block reads info before the one write below, which waits for every block's arrival.
+  const bool earlier_failure = *info != 0;
   int first_unfactored = 0;
-  if (*info == 0) {
-    // Whole tiles, zero outside the block and above the diagonal; a lower block read down its
-    // columns, an upper one along its rows, so that global reads coalesce.
+  if (!earlier_failure) {
     for (int I = 0; I < tiles; ++I)
       for (int J = 0; J <= I; ++J)
-        for (int e = tid; e < tile * tile; e += potf2_threads) {
-          const int r = lower ? e % tile : e / tile, c = lower ? e / tile : e % tile;
-          const int i = I * tile + r, j = J * tile + c;
-          T v = ops::make_scalar<T>(0);
-          if (i < n && i >= j) v = lower ? a[i + j * lda] : ops::conjugate(a[j + i * lda]);
-          s.at(I, J)[r + c * tile_ld] = v;
-        }
-    first_unfactored = n;
+        load_tile(s.at(I, J), panel, I * tile, w - I * tile, J * tile, w - J * tile, I == J);
+    // The block's first chunk is solved column by column as the diagonal block is factored.
+    const int rows = blockIdx.x < chunks ? rows_of_chunk(blockIdx.x) : 0;
+    if (rows > 0) load_chunk(s, panel, w + blockIdx.x * chunk_rows, rows, w);
+    const int row_tiles = (rows + tile - 1) / tile;
+    first_unfactored = w;
     for (int K = 0; K < tiles; ++K) {
-      const int k0 = K * tile, kb = min(tile, n - k0);
+      const int k0 = K * tile, kb = min(tile, w - k0);
       __syncthreads();  // tile K is up to date, and factored_in_tile has been read
       if (tid < 32) {
-        const int factored = factor_diagonal_tile(s.at(K, K), kb, reciprocal);
+        const int factored = factor_diagonal_tile(s.at(K, K), kb, reciprocal + k0);
         if (tid == 0) factored_in_tile = factored;
       }
       __syncthreads();
       const int factored = factored_in_tile;
-      for (int i = k0 + kb + tid; i < n; i += potf2_threads)
-        solve_row(s.at(i / tile, K) + i % tile, s.at(K, K), factored, reciprocal);
+      for (int r = k0 + kb + tid; r < w + rows; r += panel_threads)
+        solve_row(row_in_tile_column(s, r, w, K), s.at(K, K), factored, reciprocal + k0);
       if (factored < kb) {  // the same on every thread
         first_unfactored = k0 + factored;
         break;
       }
       __syncthreads();  // the tile column K is final
-      update_trailing(s, K, n);
+      update_trailing(s, K, true, row_tiles);
     }
     __syncthreads();
-    if (first_unfactored < n && tid == 0) {
-      const int k = first_unfactored;
-      *info = offset + k + 1;
-      *failed_diagonal = lower ? s(k, k) : ops::conjugate(s(k, k));
+    if (rows > 0) store_chunk(s, panel, w + blockIdx.x * chunk_rows, rows, w);
+    // Further chunks against the finished diagonal block, up to its first unfactored column.
+    for (int chunk = blockIdx.x + gridDim.x; chunk < chunks; chunk += gridDim.x) {
+      const int chunk_rows_here = rows_of_chunk(chunk);
+      __syncthreads();  // the chunk tiles have been stored
+      load_chunk(s, panel, w + chunk * chunk_rows, chunk_rows_here, w);
+      for (int K = 0; K * tile < first_unfactored; ++K) {
+        const int factored = min(tile, first_unfactored - K * tile);
+        __syncthreads();
+        for (int r = tid; r < chunk_rows_here; r += panel_threads)
+          solve_row(row_in_tile_column(s, w + r, w, K), s.at(K, K), factored,
+                    reciprocal + K * tile);
+        if (factored < tile) break;
+        __syncthreads();
+        update_trailing(s, K, false, (chunk_rows_here + tile - 1) / tile);
+      }
+      __syncthreads();
+      store_chunk(s, panel, w + chunk * chunk_rows, chunk_rows_here, w);
     }
   }
-  // The lower triangle goes back as it was loaded, with the unfactored part the identity (the
-  // whole block when an earlier one failed).
-  for (int e = tid; e < n * n; e += potf2_threads) {
-    const int i = lower ? e % n : e / n, j = lower ? e / n : e % n;
-    if (i < j) continue;
-    const T v = j >= first_unfactored ? ops::make_scalar<T>(i == j ? Real(1) : Real(0)) : s(i, j);
-    if (lower)
-      a[i + j * lda] = v;
-    else
-      a[j + i * lda] = ops::conjugate(v);
+  // Block 0 writes the diagonal block back, its unfactored part the identity (the whole block
+  // after an earlier failure), and the failing entry.
+  if (blockIdx.x == 0) {
+    __syncthreads();
+    for (int I = 0; I < tiles; ++I)
+      for (int J = 0; J <= I; ++J) {
+        const T* t = s.at(I, J);
+        for (int e = tid; e < tile * tile; e += panel_threads) {
+          int r, c;
+          panel.place(e, r, c);
+          const int i = I * tile + r, j = J * tile + c;
+          if (i >= w || j >= w || i < j) continue;
+          const T v = j >= first_unfactored ? ops::make_scalar<T>(i == j ? Real(1) : Real(0))
+                                            : t[r + c * tile_ld];
+          panel.store(i, j, v);
+        }
+      }
+    if (!earlier_failure && first_unfactored < w && tid == 0) {
+      const int k = first_unfactored;
+      const T v = s.at(k / tile, k / tile)[k % tile + (k % tile) * tile_ld];
+      *failed_diagonal = lower ? v : ops::conjugate(v);
+    }
   }
+  // info, by the last block to finish: every block found the same first_unfactored.
+  if (tid == 0 && !earlier_failure && first_unfactored < w) {
+    bool last = true;
+    if (gridDim.x > 1) {
+      __threadfence();
+      last = atomicAdd(arrivals, 1u) == gridDim.x - 1;
+    }
+    if (last) {
+      *info = offset + first_unfactored + 1;
+      if (gridDim.x > 1) *arrivals = 0;
+    }
+  } else if (tid == 0 && gridDim.x > 1) {
+    __threadfence();
+    if (atomicAdd(arrivals, 1u) == gridDim.x - 1) *arrivals = 0;
+  }
+}
+
+int shared_limit(int device) {
+  int bytes = 0;
+  BASALT_CUDA_CHECK(
+      cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return bytes;
+}
+
+// The widest block that fits with chunk_tiles row tiles below it.
+int width_limit(int device, int chunk_tiles, int entry_bytes) {
+  const std::size_t bytes = shared_limit(device);
+  int tiles = 0;
+  while (shared_bytes_for(tiles + 1, chunk_tiles, entry_bytes) <= bytes) ++tiles;
+  return tiles * tile;
 }
 
 }  // namespace
 
-int potf2_width_limit(int device, int entry_bytes) {
-  int bytes = 0;
-  BASALT_CUDA_CHECK(
-      cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  int tiles = 0;
-  while (shared_bytes_for(tiles + 1, entry_bytes) <= std::size_t(bytes)) ++tiles;
-  return tiles * tile;
+int potf2_width_limit(int device, int entry_bytes) { return width_limit(device, 0, entry_bytes); }
+
+int potrf_panel_width_limit(int device, int entry_bytes) {
+  return width_limit(device, 1, entry_bytes);
 }
 
 template <class T>
-void potf2(int device, cudaStream_t stream, T* block, int* info, T* failed_diagonal,
-           const Potf2Problem& p) {
-  if (p.n == 0) return;
-  if (p.n > potf2_width_limit(device, sizeof(T)))
-    throw std::invalid_argument("basalt: cuda potf2: the block exceeds the kernel's width");
-  const std::size_t shared = shared_bytes_for((p.n + tile - 1) / tile, sizeof(T));
-  const auto kernel = factor_block<T>;
+void potrf_panel(int device, cudaStream_t stream, T* panel, int* info, T* failed_diagonal,
+                 const PanelProblem& p) {
+  if (p.w == 0) return;
+  const bool below = p.rows_below > 0;
+  if (p.w > width_limit(device, below ? 1 : 0, sizeof(T)))
+    throw std::invalid_argument("basalt: cuda potrf_panel: the panel exceeds the kernel's width");
+  const int tiles = (p.w + tile - 1) / tile, limit = shared_limit(device);
+  const auto kernel = factor_panel<T>;
   BASALT_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-  kernel<<<1, potf2_threads, shared, stream>>>(block, p.n, p.lda, p.lower, p.offset, info,
-                                               failed_diagonal);
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
+  // Each block factors the diagonal block once, so the rows below go to at most the blocks
+  // resident at once, in chunks as small as lets them do so in one pass (a smaller chunk is a
+  // shorter update per column); when no chunk that fits does, the largest chunk.
+  int chunk_tiles = 0, blocks = 1;
+  if (below) {
+    int sms = 0;
+    BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    for (int c = 1;
+         c <= max_chunk_tiles && shared_bytes_for(tiles, c, sizeof(T)) <= std::size_t(limit); ++c) {
+      int per_sm = 0;
+      BASALT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, kernel, panel_threads, shared_bytes_for(tiles, c, sizeof(T))));
+      const int chunks = (p.rows_below + c * tile - 1) / (c * tile);
+      chunk_tiles = c;
+      blocks = std::max(1, std::min(chunks, per_sm * sms));
+      if (chunks <= per_sm * sms) break;
+    }
+  }
+  unsigned* arrivals = nullptr;
+  if (blocks > 1) {
+    arrivals = static_cast<unsigned*>(acquire_workspace(device, stream, sizeof(unsigned)));
+    BASALT_CUDA_CHECK(cudaMemsetAsync(arrivals, 0, sizeof(unsigned), stream));
+  }
+  kernel<<<blocks, panel_threads, shared_bytes_for(tiles, chunk_tiles, sizeof(T)), stream>>>(
+      panel, p.w, p.rows_below, chunk_tiles, p.lda, p.lower, p.offset, info, failed_diagonal,
+      arrivals);
   BASALT_CUDA_CHECK_LAUNCH();
+  if (arrivals) release_workspace(arrivals, stream);
 }
 
-template void potf2<float>(int, cudaStream_t, float*, int*, float*, const Potf2Problem&);
-template void potf2<double>(int, cudaStream_t, double*, int*, double*, const Potf2Problem&);
-template void potf2<cuFloatComplex>(int, cudaStream_t, cuFloatComplex*, int*, cuFloatComplex*,
-                                    const Potf2Problem&);
-template void potf2<cuDoubleComplex>(int, cudaStream_t, cuDoubleComplex*, int*, cuDoubleComplex*,
-                                     const Potf2Problem&);
+#define BASALT_INSTANTIATE(T) \
+  template void potrf_panel<T>(int, cudaStream_t, T*, int*, T*, const PanelProblem&);
+BASALT_INSTANTIATE(float)
+BASALT_INSTANTIATE(double)
+BASALT_INSTANTIATE(cuFloatComplex)
+BASALT_INSTANTIATE(cuDoubleComplex)
+#undef BASALT_INSTANTIATE
 
 }  // namespace basalt::cuda::kernels

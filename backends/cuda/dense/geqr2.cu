@@ -19,10 +19,9 @@ namespace {
 
 namespace cg = cooperative_groups;
 
-constexpr int panel_threads = 256;
-constexpr int panel_warps = panel_threads / 32;
-// Fewer rows than this per block and the barrier costs more than the rows' work saves.
-constexpr int min_rows_per_block = 64;
+using panel_grid::min_rows_per_block;
+using panel_grid::panel_threads;
+using panel_grid::panel_warps;
 // The exponent a block publishes when its rows below the diagonal hold no nonzero magnitude:
 // its parts then weigh nothing beside any other block's (or carry the NaN they hold).
 constexpr int no_exponent = -(1 << 20);

@@ -12,6 +12,11 @@
 
 namespace basalt::cuda::kernels::panel_grid {
 
+constexpr int panel_threads = 256;
+constexpr int panel_warps = panel_threads / 32;
+// Fewer rows than this per block and the barrier costs more than the rows' work saves.
+constexpr int min_rows_per_block = 64;
+
 inline int multiprocessors(int device) {
   int sms = 0;
   BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));

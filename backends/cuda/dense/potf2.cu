@@ -268,7 +268,7 @@ __global__ void __launch_bounds__(panel_threads)
   const auto rows_of_chunk = [&](int chunk) {
     return min(chunk_rows, rows_below - chunk * chunk_rows);
   };
-  // Every block reads info before the one write below, which waits for every block's arrival.
+  // Every block reads info before the one write below, which the last block to arrive makes.
   const bool earlier_failure = *info != 0;
   int first_unfactored = 0;
   if (!earlier_failure) {

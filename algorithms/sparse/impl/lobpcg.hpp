@@ -6,7 +6,7 @@
 // When Cholesky QR breaks down (or leaves R too ill-conditioned to trust), W falls back to SVQB
 // (Stathopoulos & Wu 2002), which drops directions it cannot resolve, and P is dropped for
 // that step (a restart); a Rayleigh-Ritz step whose Gram matrix B is still not positive
-// definite is retried without P.
+// definite, or too ill-conditioned to trust, is retried without P.
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cmath>
@@ -283,6 +283,21 @@ class Lobpcg {
     if (has_b) multiply(BS_);
   }
 
+  // R, a Hermitian G on entry, := the upper Cholesky factor U of G = U^H U (the lower triangle
+  // left as it was); true when U exists and is conditioned well enough to trust: Cholesky QR
+  // loses orthogonality like eps cond(U)^2, and the Ritz values of the Gram matrix G err like
+  // eps cond(U)^2, so cond(U) <= eps^(-1/4), judged on U's diagonal.
+  static bool trusted_cholesky(const HostBlock& R) {
+    if (lapacke::potrf(Triangle::upper, R) != 0) return false;
+    const long count = R.extent(0);
+    Real smallest = magnitude(R(0, 0)), largest = smallest;
+    for (long i = 1; i < count; ++i) {
+      smallest = std::min(smallest, magnitude(R(i, i)));
+      largest = std::max(largest, magnitude(R(i, i)));
+    }
+    return smallest >= std::pow(std::numeric_limits<Real>::epsilon(), Real(0.25)) * largest;
+  }
+
   // B-orthonormalizes the `count` columns at `first` of S_ (with AS_ and BS_, as transform).
   // Cholesky QR; where it breaks down, SVQB when `svqb` (dropping directions below eps
   // relative to the largest), else nothing is kept. Returns the columns kept, -1 when the
@@ -293,20 +308,12 @@ class Lobpcg {
     if (!hermitian_part(G)) return -1;
     const HostBlock R = host_matrix(host_work_.data(), count, count);
     Kokkos::deep_copy(R, G);
-    if (lapacke::potrf(Triangle::upper, R) == 0) {
-      // Cholesky QR loses orthogonality like eps cond(R)^2: trust it to cond(R) = eps^(-1/4).
-      Real smallest = magnitude(R(0, 0)), largest = smallest;
-      for (long i = 1; i < count; ++i) {
-        smallest = std::min(smallest, magnitude(R(i, i)));
-        largest = std::max(largest, magnitude(R(i, i)));
-      }
-      if (smallest >= std::pow(std::numeric_limits<Real>::epsilon(), Real(0.25)) * largest) {
-        for (long j = 0; j < count; ++j)
-          for (long i = j + 1; i < count; ++i) R(i, j) = 0;
-        if (lapacke::trtri_upper(R) == 0) {
-          transform(first, R, with_a);
-          return count;
-        }
+    if (trusted_cholesky(R)) {
+      for (long j = 0; j < count; ++j)
+        for (long i = j + 1; i < count; ++i) R(i, j) = 0;
+      if (lapacke::trtri_upper(R) == 0) {
+        transform(first, R, with_a);
+        return count;
       }
     }
     if (!svqb) return 0;
@@ -368,6 +375,12 @@ class Lobpcg {
     const HostBlock GA = gram(basis, columns(AS_, 0, q), 0);
     const HostBlock GB = gram(basis, columns(BS_, 0, q), 1);
     if (!hermitian_part(GA) || !hermitian_part(GB)) return Step::not_finite;
+    // Each block of the basis is B-orthonormal, but P can lie nearly in the span of X and W;
+    // hegvd on a nearly singular GB returns Ritz values that mean nothing (a negative one for a
+    // positive definite A was seen), so such a basis counts as a breakdown: retried without P.
+    const HostBlock R = host_matrix(host_work_.data(), q, q);
+    Kokkos::deep_copy(R, GB);
+    if (!trusted_cholesky(R)) return Step::breakdown;
     if (lapacke::hegvd(GA, GB, theta_.data()) != 0) return Step::breakdown;
     for (long i = 0; i < q; ++i)
       if (!std::isfinite(theta_[i])) return Step::not_finite;

@@ -321,6 +321,19 @@ TEST_CASE("posv leaves B alone when A is not positive definite", "[posv]") {
 }
 
 #if defined(BASALT_ENABLE_CUDA)
+namespace {
+
+enum class Failure { none, negative, nan };
+
+// The diagonal entry a(column, column) made to fail Cholesky as `failure` says.
+template <class T>
+void plant(const HostMatrix<T>& a, Failure failure, int column) {
+  if (failure == Failure::negative) a(column, column) = T(-1);
+  if (failure == Failure::nan) a(column, column) = T(std::numeric_limits<real_t<T>>::quiet_NaN());
+}
+
+}  // namespace
+
 // The CUDA diagonal-block kernel against the portable potf2 on the same blocks, on the GPU:
 // factored (well and ill conditioned), failing at a negative or NaN diagonal on both sides of
 // the kernel's 32-column tiles (info, the failing entry, the identity after it), and after an
@@ -334,7 +347,6 @@ TEMPLATE_TEST_CASE("cuda::potf2 equals portable::potf2", "[potrf][cuda]", float,
   const int widest = cuda::potf2_width_limit<T>(exec);
   REQUIRE(widest >= tuning::cholesky<Kokkos::Cuda>().recursion_width);
   REQUIRE(widest >= 128);
-  enum class Failure { none, negative, nan };
   struct Case {
     Kind kind;
     Failure failure;
@@ -356,9 +368,7 @@ TEMPLATE_TEST_CASE("cuda::potf2 equals portable::potf2", "[potrf][cuda]", float,
         CAPTURE(n, static_cast<int>(c.kind), static_cast<int>(c.failure), c.column,
                 c.earlier_failure, name(uplo));
         auto a = make_spd<T>(n, c.kind);
-        if (c.failure == Failure::negative) a(c.column, c.column) = T(-1);
-        if (c.failure == Failure::nan)
-          a(c.column, c.column) = T(std::numeric_limits<real_t<T>>::quiet_NaN());
+        plant(a, c.failure, c.column);
         Block fast("fast", n, n), reference("reference", n, n);
         Kokkos::deep_copy(fast, a);
         Kokkos::deep_copy(reference, a);
@@ -417,7 +427,6 @@ TEMPLATE_TEST_CASE("cuda::potrf_panel equals portable::potrf_panel", "[potrf][cu
   const int widest = cuda::potrf_panel_width_limit<T>(exec);
   REQUIRE(widest >= 64);
   const int leaf = std::min(widest, tuning::cholesky<Kokkos::Cuda>().panel_width);
-  enum class Failure { none, negative, nan };
   struct Case {
     Failure failure;
     int column;  // of the failing diagonal
@@ -439,9 +448,7 @@ TEMPLATE_TEST_CASE("cuda::potrf_panel equals portable::potrf_panel", "[potrf][cu
           // The panel in lower terms, L(i, j) for i < w + below, j < w; stored transposed and
           // conjugated when upper. The diagonal block's other triangle holds NaN.
           const auto d = make_spd<T>(w, Kind::random);
-          if (c.failure == Failure::negative) d(c.column, c.column) = T(-1);
-          if (c.failure == Failure::nan)
-            d(c.column, c.column) = T(std::numeric_limits<real_t<T>>::quiet_NaN());
+          plant(d, c.failure, c.column);
           HostMatrix<T> l("L", w + below, w);
           test::fill_random(l);
           for (int j = 0; j < w; ++j)

@@ -119,11 +119,12 @@ struct BatchedCases {
     auto batch = make_batch<T>("original", count, m, n);
     Kokkos::Random_XorShift64_Pool<Exec> pool(std::random_device{}());
     Kokkos::fill_random(batch, pool, T(-1), T(1));
+    const long diagonal = std::min(m, n);
     if (F == Factorization::lu && dominant)
       Kokkos::parallel_for(
-          "basalt-perf::dominant", Kokkos::RangePolicy<Exec>(0, count * std::min(m, n)),
+          "basalt-perf::dominant", Kokkos::RangePolicy<Exec>(0, count * diagonal),
           KOKKOS_LAMBDA(const long k) {
-            const long b = k / std::min(m, n), i = k % std::min(m, n);
+            const long b = k / diagonal, i = k % diagonal;
             batch(b, i, i) += T(n);
           });
     if constexpr (F == Factorization::cholesky) {

@@ -464,7 +464,7 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's warp kernel equals portable::getrf_bat
                                const auto& reference_info) {
     const auto a_fast = impl::matrices<Exec>(fast);
     const auto a_reference = impl::matrices<Exec>(reference);
-    REQUIRE(cuda::getrf_batched_fits_small(a_fast));
+    REQUIRE(cuda::getrf_batched_fits_small(a_fast.max_rows, a_fast.max_cols));
     cuda::getrf_batched(exec, a_fast, impl::vectors<Exec>(fast_ipiv, "test", "ipiv"), fast_info);
     portable::getrf_batched(exec, a_reference, impl::vectors<Exec>(reference_ipiv, "test", "ipiv"),
                             reference_info, impl::batch_launch<Exec>(a_reference));
@@ -600,7 +600,7 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_ba
     const auto a_fast = impl::matrices<Exec>(fast);
     const auto a_reference = impl::matrices<Exec>(reference);
     REQUIRE(cuda::getrf_batched_fits(a_fast));
-    REQUIRE(!cuda::getrf_batched_fits_small(a_fast));
+    REQUIRE(!cuda::getrf_batched_fits_small(a_fast.max_rows, a_fast.max_cols));
     cuda::getrf_batched(exec, a_fast, impl::vectors<Exec>(fast_ipiv, "test", "ipiv"), fast_info);
     portable::getrf_batched(exec, a_reference, impl::vectors<Exec>(reference_ipiv, "test", "ipiv"),
                             reference_info, impl::batch_launch<Exec>(a_reference));

@@ -77,9 +77,10 @@ __global__ void __launch_bounds__(threads_per_block)
   __shared__ T tiles[threads_per_block / S][tile_size<S>];
   const int thread = blockIdx.x * threads_per_block + threadIdx.x;
   if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
-  const int b = thread / S, lane = threadIdx.x % S;      // lane: a row to move, a column to own
-  const warp::Located<T> a = warp::locate(batch, b, count);
-  const warp::Located<T> tau = warp::locate(taus, b, count);
+  const int b = warp::member(batch, thread / S, count);
+  const int lane = threadIdx.x % S;  // a row to move, a column to own
+  const warp::Located<T> a = warp::locate(batch, b);
+  const warp::Located<T> tau = warp::locate(taus, b);
   const int m = a.rows, n = a.cols, steps = min(m, n);
   T* tile = tiles[threadIdx.x / S];
 

@@ -313,8 +313,9 @@ template <class T>
 __global__ void __launch_bounds__(geqrf_batched_block_max_size)
     geqrf_block(DeviceBatch<T> batch, DeviceBatch<T> taus, int count) {
   __shared__ Shared<T> sh;
-  const warp::Located<T> a = warp::locate(batch, blockIdx.x, count);
-  const warp::Located<T> tau = warp::locate(taus, blockIdx.x, count);
+  const int b = warp::member(batch, blockIdx.x, count);
+  const warp::Located<T> a = warp::locate(batch, b);
+  const warp::Located<T> tau = warp::locate(taus, b);
   const int m = a.rows, n = a.cols, steps = min(m, n);
   const int i = threadIdx.x;
   if (steps == 0) return;

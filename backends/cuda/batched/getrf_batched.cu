@@ -24,9 +24,9 @@ __global__ void __launch_bounds__(warp::block_threads)
   using Real = ops::real_of_t<T>;
   const int thread = blockIdx.x * warp::block_threads + threadIdx.x;
   if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
-  const int b = thread / S, lane = threadIdx.x % S;
-  const warp::Located<T> a = warp::locate(batch, b, count);
-  const warp::Located<int> ipiv = warp::locate(pivots, b, count);
+  const int b = warp::member(batch, thread / S, count), lane = threadIdx.x % S;
+  const warp::Located<T> a = warp::locate(batch, b);
+  const warp::Located<int> ipiv = warp::locate(pivots, b);
   const int m = a.rows, n = a.cols, steps = min(m, n);
 
   T row[S];
@@ -75,7 +75,7 @@ __global__ void __launch_bounds__(warp::block_threads)
 #pragma unroll
   for (int c = 0; c < S; ++c)
     if (lane < m && c < n) a.base[position * a.row_stride + c * a.col_stride] = row[c];
-  if (lane == 0 && b < count) info[b * info_stride] = first_zero;
+  if (lane == 0 && b >= 0) info[b * info_stride] = first_zero;
 }
 
 }  // namespace

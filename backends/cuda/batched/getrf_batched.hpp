@@ -6,9 +6,12 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 #include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"
+#include "basalt/backends/cuda/batched/launch_order.hpp"
 #include "basalt/backends/cuda/scalar.hpp"
+#include "basalt/backends/cuda/workspace.hpp"
 #include "basalt/core/dispatch.hpp"
 
 namespace basalt {
@@ -35,11 +38,40 @@ auto device_batch(const Access& A) {
   return d;
 }
 
-// Whether every matrix of A fits the warp-segment kernel.
-template <class Access>
-bool getrf_batched_fits_small(const Access& A) {
-  return A.max_rows <= kernels::getrf_batched_max_rows &&
-         A.max_cols <= kernels::getrf_batched_max_columns;
+// Calls launch(a, count, rows, cols) to launch a routine's kernels on the batch a describes:
+// a fixed batch at once (rows, cols: its sizes); a variable batch taken most rows first
+// (launch_order.hpp) in one call per block height, that is per 32 rows: a's order points at the
+// height's first slot, count of them, rows and cols the largest among them. A thread block keeps
+// the registers of its height for as long as its matrix takes, so a launch sized for the batch's
+// tallest matrix left an SM to a few short ones (perf/NOTES.md, "Variable batches"); and the
+// shortest matrices can take the warp kernel.
+template <class Access, class Launch>
+void launch_by_height(const Kokkos::Cuda& exec, const Access& A, const Launch& launch) {
+  auto a = device_batch(A);
+  if (!A.variable) return launch(a, A.count, A.max_rows, A.max_cols);
+  const auto height = [](int rows) { return std::max(1, (rows + 31) / 32); };
+  const int tallest = height(A.max_rows);
+  std::vector<int> matrices(tallest + 1, 0), rows(tallest + 1, 0), cols(tallest + 1, 0);
+  for (int b = 0; b < A.count; ++b) {
+    const int h = height(A.host_rows(b));
+    ++matrices[h];
+    rows[h] = std::max(rows[h], A.host_rows(b));
+    cols[h] = std::max(cols[h], A.host_cols(b));
+  }
+  int* const order =
+      most_rows_first(exec.cuda_device(), exec.cuda_stream(), A.host_rows_.data(), A.count);
+  int first_slot = 0;
+  for (int h = tallest; h >= 1; --h) {
+    a.order = order + first_slot;
+    launch(a, matrices[h], rows[h], cols[h]);
+    first_slot += matrices[h];
+  }
+  if (order) release_workspace(order, exec.cuda_stream());
+}
+
+// Whether matrices of at most rows x cols fit the warp-segment kernel.
+inline bool getrf_batched_fits_small(int rows, int cols) {
+  return rows <= kernels::getrf_batched_max_rows && cols <= kernels::getrf_batched_max_columns;
 }
 
 // Whether every matrix of A fits one of the CUDA kernels.
@@ -51,13 +83,14 @@ bool getrf_batched_fits(const Access& A) {
 template <class Access, class PivAccess, class InfoView>
 void getrf_batched(const Kokkos::Cuda& exec, const Access& A, const PivAccess& ipiv,
                    const InfoView& info) {
-  if (getrf_batched_fits_small(A))
-    kernels::getrf_batched_small(exec.cuda_stream(), device_batch(A), device_batch(ipiv),
-                                 info.data(), info.stride(0), A.count,
-                                 std::max(A.max_rows, A.max_cols));
-  else
-    kernels::getrf_batched_block(exec.cuda_stream(), device_batch(A), device_batch(ipiv),
-                                 info.data(), info.stride(0), A.count, A.max_rows);
+  launch_by_height(exec, A, [&](const auto& a, int count, int rows, int cols) {
+    if (getrf_batched_fits_small(rows, cols))
+      kernels::getrf_batched_small(exec.cuda_stream(), a, device_batch(ipiv), info.data(),
+                                   info.stride(0), count, std::max(rows, cols));
+    else
+      kernels::getrf_batched_block(exec.cuda_stream(), a, device_batch(ipiv), info.data(),
+                                   info.stride(0), count, rows);
+  });
 }
 
 }  // namespace cuda

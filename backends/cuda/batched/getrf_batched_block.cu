@@ -33,9 +33,9 @@ __global__ void __launch_bounds__(block::max_threads)
   __shared__ Real values[block::max_warps];
   __shared__ int ats[block::max_warps];
 
-  const int b = blockIdx.x, i = threadIdx.x;
-  const warp::Located<T> a = warp::locate(batch, b, count);
-  const warp::Located<int> ipiv = warp::locate(pivots, b, count);
+  const int b = warp::member(batch, blockIdx.x, count), i = threadIdx.x;
+  const warp::Located<T> a = warp::locate(batch, b);
+  const warp::Located<int> ipiv = warp::locate(pivots, b);
   const int m = a.rows, n = a.cols, steps = min(m, n);
 
   int first_zero = 0;

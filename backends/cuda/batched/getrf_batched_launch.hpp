@@ -23,7 +23,9 @@ inline constexpr int getrf_batched_block_max_size = 256;
 
 // Where matrix b of a batch lies: fixed (every matrix rows x cols at data + b * batch_stride)
 // or variable (sizes, leading dimensions and offsets per matrix, device arrays). Pivot and
-// info vectors use the same description, with one column.
+// info vectors use the same description, with one column. `order`, where not null (variable
+// batches, launch_order.hpp), is the order in which a launch takes the matrices: slot s of it
+// works on matrix order[s].
 template <class T>
 struct DeviceBatch {
   T* data = nullptr;
@@ -34,6 +36,7 @@ struct DeviceBatch {
   const int* var_cols = nullptr;
   const int* var_ld = nullptr;
   const std::int64_t* var_offset = nullptr;
+  const int* order = nullptr;
 };
 
 // LU with partial pivoting of `count` matrices of at most max_rows x max_columns (largest: the

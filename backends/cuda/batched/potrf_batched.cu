@@ -22,8 +22,8 @@ __global__ void __launch_bounds__(warp::block_threads)
   using Real = ops::real_of_t<T>;
   const int thread = blockIdx.x * warp::block_threads + threadIdx.x;
   if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
-  const int b = thread / S, i = threadIdx.x % S;
-  const warp::Located<T> a = warp::locate(batch, b, count);
+  const int b = warp::member(batch, thread / S, count), i = threadIdx.x % S;
+  const warp::Located<T> a = warp::locate(batch, b);
   const int n = a.rows;
   // Element (i, c) of the lower triangle: A(i, c), or conj(A(c, i)) when the upper one is stored.
   const auto at = [&](int c) {
@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(warp::block_threads)
 #pragma unroll
   for (int c = 0; c < S; ++c)
     if (c <= i && i < n) *at(c) = lower ? row[c] : ops::conjugate(row[c]);
-  if (i == 0 && b < count) info[b * info_stride] = failed;
+  if (i == 0 && b >= 0) info[b * info_stride] = failed;
 }
 
 }  // namespace

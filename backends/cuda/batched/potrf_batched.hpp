@@ -20,12 +20,15 @@ bool potrf_batched_fits(const Access& A) {
 
 template <class Access, class InfoView>
 void potrf_batched(const Kokkos::Cuda& exec, Triangle uplo, const Access& A, const InfoView& info) {
-  if (A.max_rows <= kernels::potrf_batched_max_size)
-    kernels::potrf_batched_small(exec.cuda_stream(), uplo == Triangle::lower, device_batch(A),
-                                 info.data(), info.stride(0), A.count, A.max_rows);
-  else
-    kernels::potrf_batched_block(exec.cuda_stream(), uplo == Triangle::lower, device_batch(A),
-                                 info.data(), info.stride(0), A.count, A.max_rows);
+  const bool lower = uplo == Triangle::lower;
+  launch_by_height(exec, A, [&](const auto& a, int count, int rows, int) {
+    if (rows <= kernels::potrf_batched_max_size)
+      kernels::potrf_batched_small(exec.cuda_stream(), lower, a, info.data(), info.stride(0), count,
+                                   rows);
+    else
+      kernels::potrf_batched_block(exec.cuda_stream(), lower, a, info.data(), info.stride(0), count,
+                                   rows);
+  });
 }
 
 }  // namespace cuda

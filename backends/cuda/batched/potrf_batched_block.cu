@@ -51,8 +51,8 @@ __global__ void __launch_bounds__(block::max_threads)
   Real* const reciprocal = reinterpret_cast<Real*>(l21 + NB * pitch);  // 1 / L11(j, j)
   __shared__ int panel_done;  // columns of the panel factored: jb, or the failing one's index
 
-  const int b = blockIdx.x, t = threadIdx.x, lane = t % 32;
-  const warp::Located<T> a = warp::locate(batch, b, count);
+  const int b = warp::member(batch, blockIdx.x, count), t = threadIdx.x, lane = t % 32;
+  const warp::Located<T> a = warp::locate(batch, b);
   const int n = a.rows;
   // Element (r, c), r >= c, of the lower triangle: A(r, c), or conj(A(c, r)) when the upper one
   // is stored.

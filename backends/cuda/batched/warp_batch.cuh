@@ -74,7 +74,14 @@ __device__ inline int first_lane_where(bool predicate) {
   return __ffs((votes >> segment_start) & segment_mask) - 1;
 }
 
-// Matrix b of a batch: its first element, sizes and strides; a matrix of no rows for b >= count,
+// The matrix that slot `slot` of a launch of `count` slots works on; -1 past the last slot.
+template <class T>
+__device__ int member(const DeviceBatch<T>& batch, int slot, int count) {
+  if (slot >= count) return -1;
+  return batch.order != nullptr ? batch.order[slot] : slot;
+}
+
+// Matrix b of a batch: its first element, sizes and strides; a matrix of no rows for b = -1,
 // so segments past the end of the batch compute nothing but still take part in the shuffles.
 template <class T>
 struct Located {
@@ -84,8 +91,8 @@ struct Located {
 };
 
 template <class T>
-__device__ Located<T> locate(const DeviceBatch<T>& batch, int b, int count) {
-  if (b >= count) return {nullptr, 0, 0, 1, 1};
+__device__ Located<T> locate(const DeviceBatch<T>& batch, int b) {
+  if (b < 0) return {nullptr, 0, 0, 1, 1};
   if (batch.variable)
     return {batch.data + batch.var_offset[b], batch.var_rows[b], batch.var_cols[b], 1,
             batch.var_ld[b]};

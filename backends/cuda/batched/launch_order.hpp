@@ -1,0 +1,17 @@
+#pragma once
+// The order in which the batched kernels take a variable batch's matrices: the most rows first
+// (a block kernel's threads and a warp kernel's lanes follow the rows). Taken in the batch's
+// own order, a launch over matrices of mixed sizes ran up to 3x slower than over the same
+// matrices sorted by size (perf/NOTES.md, "Variable batches"); the largest first also leave the
+// shortest tail at the end of a launch. No Kokkos: plain host arrays.
+#include <cuda_runtime.h>
+
+namespace basalt::cuda {
+
+// rows: the row counts of `count` matrices, on the host. Returns order on the device, in
+// workspace usable on stream (give it back with release_workspace): slot s of a launch takes
+// matrix order[s]; the rows never increase from one slot to the next, and equal rows keep the
+// batch's order.
+int* most_rows_first(int device, cudaStream_t stream, const int* rows, int count);
+
+}  // namespace basalt::cuda

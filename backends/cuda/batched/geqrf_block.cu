@@ -309,8 +309,12 @@ __device__ void apply_block_reflector(const T (&v)[32], const warp::Located<T>& 
   }
 }
 
-template <class T>
-__global__ void __launch_bounds__(geqrf_batched_block_max_size)
+// MaxThreads, MinBlocks: the launch bounds. Blocks of up to 192 threads are held to 168
+// registers a thread so that two of them share an SM (in double the kernel takes 195, which
+// leaves a 192-thread block alone on its SM); taller blocks keep every register, and so does
+// complex double, which spills at 168 (4.5x the spill traffic, and half the speed at 128 x 128).
+template <class T, int MaxThreads, int MinBlocks>
+__global__ void __launch_bounds__(MaxThreads, MinBlocks)
     geqrf_block(DeviceBatch<T> batch, DeviceBatch<T> taus, int count) {
   __shared__ Shared<T> sh;
   const int b = warp::member(batch, blockIdx.x, count);
@@ -353,7 +357,11 @@ void geqrf_batched_block(cudaStream_t stream, const DeviceBatch<T>& A, const Dev
                          int count, int max_rows) {
   if (count == 0) return;
   const int warps = std::clamp((max_rows + 31) / 32, 1, max_warps);
-  geqrf_block<T><<<count, warps * 32, 0, stream>>>(A, tau, count);
+  constexpr int shared_warps = 6;
+  if (warps <= shared_warps && sizeof(T) <= 8)
+    geqrf_block<T, shared_warps * 32, 2><<<count, warps * 32, 0, stream>>>(A, tau, count);
+  else
+    geqrf_block<T, max_warps * 32, 1><<<count, warps * 32, 0, stream>>>(A, tau, count);
   BASALT_CUDA_CHECK_LAUNCH();
 }
 

@@ -442,9 +442,13 @@ class Lobpcg {
     // Each block of the basis is B-orthonormal, but P can lie nearly in the span of X and W;
     // hegvd on a nearly singular GB returns Ritz values that mean nothing (a negative one for a
     // positive definite A was seen), so such a basis counts as a breakdown: retried without P.
-    const HostBlock R = host_matrix(host_work_.data(), q, q);
-    Kokkos::deep_copy(R, GB);
-    if (!trusted_cholesky(R)) return Step::breakdown;
+    // Judged on GB's eigenvalues, cond(GB) <= eps^(-1/2) as trusted_cholesky allows: the
+    // diagonal of GB's Cholesky factor missed a GB singular to rounding (float, 3 x 7 columns).
+    const HostBlock E = host_matrix(host_work_.data(), q, q);
+    Kokkos::deep_copy(E, GB);
+    if (lapacke::heevd(E, theta_.data()) != 0) return Step::breakdown;
+    if (!(theta_[0] >= std::sqrt(std::numeric_limits<Real>::epsilon()) * theta_[q - 1]))
+      return Step::breakdown;
     if (lapacke::hegvd(GA, GB, theta_.data()) != 0) return Step::breakdown;
     for (long i = 0; i < q; ++i)
       if (!std::isfinite(theta_[i])) return Step::not_finite;

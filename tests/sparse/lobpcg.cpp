@@ -386,7 +386,7 @@ TEMPLATE_TEST_CASE("lobpcg: a rank-one W takes the SVQB and drop-P fallbacks and
   check(A, {}, X, result, spectrum, Wanted::smallest, options.tolerance);
 }
 
-TEST_CASE("lobpcg: X in LayoutRight, a zero-column block, and the iteration limit",
+TEST_CASE("lobpcg: X in LayoutRight, a zero-column block, no room for guards, the iteration limit",
           "[sparse][lobpcg]") {
   std::vector<double> expected;
   const auto A = laplacian<double>({30}, expected);
@@ -401,6 +401,11 @@ TEST_CASE("lobpcg: X in LayoutRight, a zero-column block, and the iteration limi
   const auto empty = lobpcg(Exec(), A.csr, none);
   CHECK(empty.converged == 0);
   CHECK(empty.eigenvalues.empty());
+
+  // m = n / 3: the basis [X W P] fills the space, no guard columns fit.
+  auto full = random_block<double>(A.n, A.n / 3);
+  const auto no_guards = lobpcg(Exec(), A.csr, full, options);
+  check(A, {}, full, no_guards, expected, Wanted::smallest, options.tolerance);
 
   auto Y = random_block<double>(A.n, 2);
   options.max_iterations = 2;
@@ -434,6 +439,9 @@ TEST_CASE("lobpcg: bad input is named, NaN ends the iteration", "[sparse][lobpcg
   LobpcgOptions bad_tolerance;
   bad_tolerance.tolerance = -1;
   expect_invalid([&] { lobpcg(Exec(), A.csr, X, bad_tolerance); }, "options.tolerance");
+  LobpcgOptions bad_guards;
+  bad_guards.guard_vectors = -1;
+  expect_invalid([&] { lobpcg(Exec(), A.csr, X, bad_guards); }, "options.guard_vectors");
 
   // Dependent columns: the second is twice the first.
   auto dependent = random_block<double>(n, 2);

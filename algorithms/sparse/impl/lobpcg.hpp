@@ -325,8 +325,7 @@ class Lobpcg {
 
   // R, a Hermitian G on entry, := the upper Cholesky factor U of G = U^H U (the lower triangle
   // left as it was); true when U exists and is conditioned well enough to trust: Cholesky QR
-  // loses orthogonality like eps cond(U)^2, and the Ritz values of the Gram matrix G err like
-  // eps cond(U)^2, so cond(U) <= eps^(-1/4), judged on U's diagonal.
+  // loses orthogonality like eps cond(U)^2, so cond(U) <= eps^(-1/4), judged on U's diagonal.
   static bool trusted_cholesky(const HostBlock& R) {
     if (lapacke::potrf(Triangle::upper, R) != 0) return false;
     const long count = R.extent(0);

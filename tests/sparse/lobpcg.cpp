@@ -108,6 +108,39 @@ Problem<T> random_hermitian(int n, double density, std::vector<double>& eigenval
   return p;
 }
 
+// Q diag(spectrum) Q^H, Q = I - 2 w w^H a random Householder reflector (|w| = 1): a dense
+// Hermitian matrix with this spectrum, ascending.
+template <class T>
+Problem<T> with_spectrum(const std::vector<double>& spectrum) {
+  const int n = spectrum.size();
+  std::vector<T> w(n);
+  double norm2 = 0;
+  for (T& v : w) {
+    v = test::random_scalar<T>();
+    norm2 += double(magnitude(v)) * double(magnitude(v));
+  }
+  for (T& v : w) v /= real_t<T>(std::sqrt(norm2));
+  // (I - 2 w w^H) L (I - 2 w w^H) = L - 2 w (L w)^H - 2 (L w) w^H + 4 (w^H L w) w w^H.
+  real_t<T> wlw = 0;
+  for (int i = 0; i < n; ++i) wlw += real_t<T>(spectrum[i]) * magnitude(w[i]) * magnitude(w[i]);
+  Problem<T> p{n, std::vector<T>(static_cast<size_t>(n) * n), {}};
+  auto conj = [](const T& v) {
+    if constexpr (std::is_floating_point_v<T>)
+      return v;
+    else
+      return Kokkos::conj(v);
+  };
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      const T lw_i = real_t<T>(spectrum[i]) * w[i], lw_j = real_t<T>(spectrum[j]) * w[j];
+      T a = T(-2) * (w[i] * conj(lw_j) + lw_i * conj(w[j])) + T(4 * wlw) * w[i] * conj(w[j]);
+      if (i == j) a += T(spectrum[i]);
+      p.dense[i + static_cast<size_t>(j) * n] = a;
+    }
+  p.csr = csr_from_dense(n, p.dense);
+  return p;
+}
+
 template <class T>
 Kokkos::View<T**, Kokkos::LayoutLeft, Exec::memory_space> random_block(int n, int m) {
   Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace> host("X0", n, m);
@@ -301,6 +334,39 @@ TEMPLATE_TEST_CASE("lobpcg: A x = lambda B x with a diagonal positive definite B
     }
 }
 
+TEMPLATE_TEST_CASE("lobpcg: a wanted eigenvalue next to the first unwanted one (guard vectors)",
+                   "[sparse][lobpcg]", float, double, Kokkos::complex<float>,
+                   Kokkos::complex<double>) {
+  using T = TestType;
+  // 1, 2, 3, 10 | 10.01, then 11 ... 989 evenly, and the same mirrored at the top (990 - 0.01
+  // | 990, 997, 998, 999): with m = 4 the last wanted pair of either end lies 0.01 from the
+  // first unwanted one, 1e-5 of the spread. Without guard vectors this case failed on every
+  // seed tried (0..40: the double runs without a preconditioner mostly reach the 500-step
+  // limit); with the default 4 they converge in under 100 steps.
+  const int n = 300, m = 4;
+  const double top = 1000;
+  const std::vector<double> bottom = {1, 2, 3, 10, 10.01};
+  std::vector<double> spectrum = bottom;
+  const int middle = n - 2 * bottom.size();
+  for (int i = 0; i < middle; ++i) spectrum.push_back(11 + (top - 22) * i / (middle - 1));
+  for (auto b = bottom.rbegin(); b != bottom.rend(); ++b) spectrum.push_back(top - *b);
+  const auto A = with_spectrum<T>(spectrum);
+  for (const Wanted wanted : {Wanted::smallest, Wanted::largest})
+    for (const bool preconditioned : {false, true}) {
+      // Jacobi approximates A^-1: a preconditioner for the smallest end only.
+      if (preconditioned && wanted == Wanted::largest) continue;
+      CAPTURE(wanted, preconditioned);
+      auto X = random_block<T>(n, m);
+      LobpcgOptions options;
+      options.wanted = wanted;
+      options.tolerance = tolerance_for<T>();
+      const auto result = preconditioned ? lobpcg(Exec(), A.csr, X, options, IdentityOperator{},
+                                                  jacobi(Exec(), A.csr))
+                                         : lobpcg(Exec(), A.csr, X, options);
+      check(A, {}, X, result, spectrum, wanted, options.tolerance);
+    }
+}
+
 TEMPLATE_TEST_CASE("lobpcg: a rank-one W takes the SVQB and drop-P fallbacks and still converges",
                    "[sparse][lobpcg]", float, double) {
   using T = TestType;
@@ -321,7 +387,7 @@ TEMPLATE_TEST_CASE("lobpcg: a rank-one W takes the SVQB and drop-P fallbacks and
   check(A, {}, X, result, spectrum, Wanted::smallest, options.tolerance);
 }
 
-TEST_CASE("lobpcg: X in LayoutRight, a zero-column block, and the iteration limit",
+TEST_CASE("lobpcg: X in LayoutRight, a zero-column block, no room for guards, the iteration limit",
           "[sparse][lobpcg]") {
   std::vector<double> expected;
   const auto A = laplacian<double>({30}, expected);
@@ -336,6 +402,11 @@ TEST_CASE("lobpcg: X in LayoutRight, a zero-column block, and the iteration limi
   const auto empty = lobpcg(Exec(), A.csr, none);
   CHECK(empty.converged == 0);
   CHECK(empty.eigenvalues.empty());
+
+  // m = n / 3: the basis [X W P] fills the space, no guard columns fit.
+  auto full = random_block<double>(A.n, A.n / 3);
+  const auto no_guards = lobpcg(Exec(), A.csr, full, options);
+  check(A, {}, full, no_guards, expected, Wanted::smallest, options.tolerance);
 
   auto Y = random_block<double>(A.n, 2);
   options.max_iterations = 2;
@@ -369,6 +440,9 @@ TEST_CASE("lobpcg: bad input is named, NaN ends the iteration", "[sparse][lobpcg
   LobpcgOptions bad_tolerance;
   bad_tolerance.tolerance = -1;
   expect_invalid([&] { lobpcg(Exec(), A.csr, X, bad_tolerance); }, "options.tolerance");
+  LobpcgOptions bad_guards;
+  bad_guards.guard_vectors = -1;
+  expect_invalid([&] { lobpcg(Exec(), A.csr, X, bad_guards); }, "options.guard_vectors");
 
   // Dependent columns: the second is twice the first.
   auto dependent = random_block<double>(n, 2);

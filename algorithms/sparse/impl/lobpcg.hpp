@@ -6,10 +6,13 @@
 // When Cholesky QR breaks down (or leaves R too ill-conditioned to trust), W falls back to SVQB
 // (Stathopoulos & Wu 2002), which drops directions it cannot resolve, and P is dropped for
 // that step (a restart); a Rayleigh-Ritz step whose Gram matrix B is still not positive
-// definite, or too ill-conditioned to trust, is retried without P.
+// definite, or too ill-conditioned to trust, is retried without P. The block is the caller's m
+// columns and g guard columns (k = m + g in all), the guards B-orthonormalized against X at the
+// start as W is at every step.
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -140,6 +143,38 @@ void residual_norms(const ExecSpace& exec, const Block& AX, const Block& BX, con
       });
 }
 
+// A fixed pseudo-random number in [-1, 1) of `index`: splitmix64's mix of it, top 53 bits.
+KOKKOS_INLINE_FUNCTION double pseudo_random_uniform(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return static_cast<double>(x >> 11) * 0x1p-52 - 1;
+}
+
+// The same as a real or complex Scalar.
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION Scalar pseudo_random(std::uint64_t index) {
+  using Real = real_t<Scalar>;
+  if constexpr (std::is_floating_point_v<Scalar>)
+    return Real(pseudo_random_uniform(index));
+  else
+    return Scalar(Real(pseudo_random_uniform(2 * index)),
+                  Real(pseudo_random_uniform(2 * index + 1)));
+}
+
+// V(i, j) = pseudo_random(i + n j): the guard columns' start, the same on every backend and
+// thread count.
+template <class ExecSpace, class Block>
+void fill_pseudo_random(const ExecSpace& exec, const Block& V) {
+  using Scalar = typename Block::non_const_value_type;
+  const std::uint64_t n = V.extent(0);
+  Kokkos::parallel_for(
+      "basalt::lobpcg::guards",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {V.extent(0), V.extent(1)}),
+      KOKKOS_LAMBDA(const long i, const long j) { V(i, j) = pseudo_random<Scalar>(i + n * j); });
+}
+
 // to(:, c) = from(:, active(c)).
 template <class ExecSpace, class Block, class IndexView>
 void gather_columns(const ExecSpace& exec, const Block& from, const IndexView& active,
@@ -174,34 +209,35 @@ class Lobpcg {
   static constexpr bool has_t = !std::is_same_v<Preconditioner, IdentityOperator>;
 
   Lobpcg(const ExecSpace& exec, const AOperator& A, const BOperator& B, const Preconditioner& T,
-         long n, long m, const LobpcgOptions& options)
+         long n, long m, long guards, const LobpcgOptions& options)
       : exec_(exec),
         A_(A),
         B_(B),
         T_(T),
         n_(n),
         m_(m),
+        k_(m + guards),
         options_(options),
         tolerance_(options.tolerance > 0 ? Real(options.tolerance)
                                          : std::sqrt(std::numeric_limits<Real>::epsilon())),
-        S_(uninitialized("basalt::lobpcg::S"), n, 3 * m),
-        AS_(uninitialized("basalt::lobpcg::AS"), n, 3 * m),
-        BS_(has_b ? Block(uninitialized("basalt::lobpcg::BS"), n, 3 * m) : S_),
-        P_(uninitialized("basalt::lobpcg::P"), n, m),
-        AP_(uninitialized("basalt::lobpcg::AP"), n, m),
-        BP_(has_b ? Block(uninitialized("basalt::lobpcg::BP"), n, m) : P_),
-        scratch_(uninitialized("basalt::lobpcg::scratch"), n, m),
+        S_(uninitialized("basalt::lobpcg::S"), n, 3 * k_),
+        AS_(uninitialized("basalt::lobpcg::AS"), n, 3 * k_),
+        BS_(has_b ? Block(uninitialized("basalt::lobpcg::BS"), n, 3 * k_) : S_),
+        P_(uninitialized("basalt::lobpcg::P"), n, k_),
+        AP_(uninitialized("basalt::lobpcg::AP"), n, k_),
+        BP_(has_b ? Block(uninitialized("basalt::lobpcg::BP"), n, k_) : P_),
+        scratch_(uninitialized("basalt::lobpcg::scratch"), n, k_),
         gram_(uninitialized("basalt::lobpcg::gram"), 2 * small()),
         coefficients_(uninitialized("basalt::lobpcg::coefficients"), small()),
         host_gram_(uninitialized("basalt::lobpcg::host_gram"), 2 * small()),
         host_work_(uninitialized("basalt::lobpcg::host_work"), 2 * small()),
-        lambda_(uninitialized("basalt::lobpcg::lambda"), m),
-        host_lambda_(uninitialized("basalt::lobpcg::host_lambda"), m),
-        norms_(uninitialized("basalt::lobpcg::norms"), 2 * m),
-        host_norms_(uninitialized("basalt::lobpcg::host_norms"), 2 * m),
-        active_(uninitialized("basalt::lobpcg::active"), m),
-        host_active_(uninitialized("basalt::lobpcg::host_active"), m),
-        theta_(3 * m) {}
+        lambda_(uninitialized("basalt::lobpcg::lambda"), k_),
+        host_lambda_(uninitialized("basalt::lobpcg::host_lambda"), k_),
+        norms_(uninitialized("basalt::lobpcg::norms"), 2 * k_),
+        host_norms_(uninitialized("basalt::lobpcg::host_norms"), 2 * k_),
+        active_(uninitialized("basalt::lobpcg::active"), k_),
+        host_active_(uninitialized("basalt::lobpcg::host_active"), k_),
+        theta_(3 * k_) {}
 
   template <class XView>
   LobpcgResult<Real> run(const XView& X_in) {
@@ -211,7 +247,11 @@ class Lobpcg {
     result.residuals = result.eigenvalues;
     const Block X = columns(S_, 0, m_);
     Kokkos::deep_copy(exec_, X, X_in);
-    if (start()) iterate(result);
+    const Step started = start();
+    if (started == Step::ok)
+      iterate(result);
+    else if (started == Step::breakdown)
+      result.status = LobpcgStatus::breakdown;
     Kokkos::deep_copy(exec_, X_in, X);
     exec_.fence();
     return result;
@@ -223,7 +263,7 @@ class Lobpcg {
   static auto uninitialized(const std::string& label) {
     return Kokkos::view_alloc(Kokkos::WithoutInitializing, label);
   }
-  size_t small() const { return 9 * m_ * m_; }  // (3m)^2: the largest small matrix
+  size_t small() const { return 9 * k_ * k_; }  // (3k)^2: the largest small matrix
 
   static Block columns(const Block& V, long first, long count) {
     return Kokkos::subview(V, Kokkos::ALL, std::make_pair(first, first + count));
@@ -285,8 +325,7 @@ class Lobpcg {
 
   // R, a Hermitian G on entry, := the upper Cholesky factor U of G = U^H U (the lower triangle
   // left as it was); true when U exists and is conditioned well enough to trust: Cholesky QR
-  // loses orthogonality like eps cond(U)^2, and the Ritz values of the Gram matrix G err like
-  // eps cond(U)^2, so cond(U) <= eps^(-1/4), judged on U's diagonal.
+  // loses orthogonality like eps cond(U)^2, so cond(U) <= eps^(-1/4), judged on U's diagonal.
   static bool trusted_cholesky(const HostBlock& R) {
     if (lapacke::potrf(Triangle::upper, R) != 0) return false;
     const long count = R.extent(0);
@@ -341,16 +380,32 @@ class Lobpcg {
     return kept;
   }
 
-  // The caller's contract, checked on the initial block, then X B-orthonormalized and AX.
-  // False when a Gram matrix is not finite.
-  bool start() {
-    const Block X = columns(S_, 0, m_), BX = columns(BS_, 0, m_), AX = columns(AS_, 0, m_);
+  // The `count` columns at `first` of S_ := themselves B-orthogonalized against its first
+  // `against` columns (B-orthonormal), and BS_ for them.
+  void b_orthogonalize(long first, long count, long against) {
+    const Block V = columns(S_, first, count);
+    const Block projection = device_matrix(gram_.data(), against, count);
+    gemm(exec_, Op::conj_transpose, Op::none, Scalar(1), columns(BS_, 0, against), V, Scalar(0),
+         projection);
+    gemm(exec_, Op::none, Op::none, Scalar(-1), columns(S_, 0, against), projection, Scalar(1), V);
+    if constexpr (has_b) apply_operator(exec_, B_, V, columns(BS_, first, count));
+  }
+
+  // What orthonormalize's count of kept columns means for the step.
+  static Step kept_all(long kept, long count) {
+    return kept == count ? Step::ok : kept < 0 ? Step::not_finite : Step::breakdown;
+  }
+
+  // The caller's contract, checked on the initial block, then X B-orthonormalized, the guard
+  // columns seeded and B-orthonormalized against it, and A times the k columns.
+  Step start() {
+    const Block X = columns(S_, 0, m_), BX = columns(BS_, 0, m_);
     if constexpr (has_b) apply_operator(exec_, B_, X, BX);
     const Real symmetric_enough = 10 * std::sqrt(std::numeric_limits<Real>::epsilon());
     const HostBlock G = gram(X, BX, 0);
     if (has_b)
       require(!(asymmetry(G) > symmetric_enough), "lobpcg", "B", "X^H B X is not Hermitian");
-    if (!hermitian_part(G)) return false;
+    if (!hermitian_part(G)) return Step::not_finite;
     const HostBlock E = host_matrix(host_work_.data(), m_, m_);
     Kokkos::deep_copy(E, G);
     std::vector<Real> values(m_);
@@ -361,15 +416,23 @@ class Lobpcg {
             "B is not positive definite: x^H B x <= 0 for a vector x of X's span");
     require(values[0] > floor * largest, "lobpcg", "X",
             "X's columns are linearly dependent (or B is singular on their span)");
-    if (orthonormalize(0, m_, false, true) != m_) return false;
-    apply_operator(exec_, A_, X, AX);
-    const HostBlock H = gram(X, AX, 0);
+    Step step = kept_all(orthonormalize(0, m_, false, true), m_);
+    const long guards = k_ - m_;
+    if (step == Step::ok && guards > 0) {
+      fill_pseudo_random(exec_, columns(S_, m_, guards));
+      b_orthogonalize(m_, guards, m_);
+      step = kept_all(orthonormalize(m_, guards, false, true), guards);
+    }
+    if (step != Step::ok) return step;
+    const Block block = columns(S_, 0, k_), A_block = columns(AS_, 0, k_);
+    apply_operator(exec_, A_, block, A_block);
+    const HostBlock H = gram(block, A_block, 0);
     require(!(asymmetry(H) > symmetric_enough), "lobpcg", "A", "X^H A X is not Hermitian");
-    return hermitian_part(H);
+    return hermitian_part(H) ? Step::ok : Step::not_finite;
   }
 
   // The Rayleigh-Ritz step on the first q columns of [X W P]: the new X, AX, BX and P, AP, BP
-  // (the W and P parts of the wanted Ritz vectors) and lambda.
+  // (the W and P parts of the k Ritz vectors of the wanted end) and lambda.
   Step rayleigh_ritz(long q) {
     const Block basis = columns(S_, 0, q);
     const HostBlock GA = gram(basis, columns(AS_, 0, q), 0);
@@ -378,32 +441,36 @@ class Lobpcg {
     // Each block of the basis is B-orthonormal, but P can lie nearly in the span of X and W;
     // hegvd on a nearly singular GB returns Ritz values that mean nothing (a negative one for a
     // positive definite A was seen), so such a basis counts as a breakdown: retried without P.
-    const HostBlock R = host_matrix(host_work_.data(), q, q);
-    Kokkos::deep_copy(R, GB);
-    if (!trusted_cholesky(R)) return Step::breakdown;
+    // Judged on GB's eigenvalues, cond(GB) <= eps^(-1/2) as trusted_cholesky allows: the
+    // diagonal of GB's Cholesky factor missed a GB singular to rounding (float, 3 x 7 columns).
+    const HostBlock E = host_matrix(host_work_.data(), q, q);
+    Kokkos::deep_copy(E, GB);
+    if (lapacke::heevd(E, theta_.data()) != 0) return Step::breakdown;
+    if (!(theta_[0] >= std::sqrt(std::numeric_limits<Real>::epsilon()) * theta_[q - 1]))
+      return Step::breakdown;
     if (lapacke::hegvd(GA, GB, theta_.data()) != 0) return Step::breakdown;
     for (long i = 0; i < q; ++i)
       if (!std::isfinite(theta_[i])) return Step::not_finite;
     sigma_ = std::max({sigma_, std::abs(theta_[0]), std::abs(theta_[q - 1])});
 
-    const HostBlock C = host_matrix(host_work_.data(), q, m_);
-    const HostBlock C_wp = host_matrix(host_work_.data() + q * m_, q - m_, m_);
-    for (long j = 0; j < m_; ++j) {
+    const HostBlock C = host_matrix(host_work_.data(), q, k_);
+    const HostBlock C_wp = host_matrix(host_work_.data() + q * k_, q - k_, k_);
+    for (long j = 0; j < k_; ++j) {
       const long pair = options_.wanted == Wanted::smallest ? j : q - 1 - j;
       host_lambda_(j) = theta_[pair];
       for (long i = 0; i < q; ++i) C(i, j) = GA(i, pair);
-      for (long i = m_; i < q; ++i) C_wp(i - m_, j) = GA(i, pair);
+      for (long i = k_; i < q; ++i) C_wp(i - k_, j) = GA(i, pair);
     }
-    const Block c = device_matrix(coefficients_.data(), q, m_);
-    const Block c_wp = device_matrix(coefficients_.data() + q * m_, q - m_, m_);
+    const Block c = device_matrix(coefficients_.data(), q, k_);
+    const Block c_wp = device_matrix(coefficients_.data() + q * k_, q - k_, k_);
     Kokkos::deep_copy(exec_, c, C);
     Kokkos::deep_copy(exec_, c_wp, C_wp);
     Kokkos::deep_copy(exec_, lambda_, host_lambda_);
     auto update = [&](const Block& V, const Block& PV) {
-      if (q > m_)
-        gemm(exec_, Op::none, Op::none, Scalar(1), columns(V, m_, q - m_), c_wp, Scalar(0), PV);
+      if (q > k_)
+        gemm(exec_, Op::none, Op::none, Scalar(1), columns(V, k_, q - k_), c_wp, Scalar(0), PV);
       gemm(exec_, Op::none, Op::none, Scalar(1), columns(V, 0, q), c, Scalar(0), scratch_);
-      Kokkos::deep_copy(exec_, columns(V, 0, m_), scratch_);
+      Kokkos::deep_copy(exec_, columns(V, 0, k_), scratch_);
     };
     update(S_, P_);
     update(AS_, AP_);
@@ -411,12 +478,12 @@ class Lobpcg {
     return Step::ok;
   }
 
-  // ||A x_j - lambda_j B x_j|| / (sigma ||B x_j||) for the m columns of X.
+  // ||A x_j - lambda_j B x_j|| / (sigma ||B x_j||) for the k columns of X.
   void relative_residuals(std::vector<Real>& residuals) {
-    residual_norms(exec_, columns(AS_, 0, m_), columns(BS_, 0, m_), lambda_, norms_);
+    residual_norms(exec_, columns(AS_, 0, k_), columns(BS_, 0, k_), lambda_, norms_);
     Kokkos::deep_copy(exec_, host_norms_, norms_);
     exec_.fence();
-    for (long j = 0; j < m_; ++j) {
+    for (long j = 0; j < k_; ++j) {
       const Real r = std::sqrt(host_norms_(2 * j));
       const Real scale = sigma_ * std::sqrt(host_norms_(2 * j + 1));
       residuals[j] = r == 0 ? Real(0) : r / scale;
@@ -424,31 +491,38 @@ class Lobpcg {
   }
 
   void iterate(LobpcgResult<Real>& result) {
-    const Block X = columns(S_, 0, m_), BX = columns(BS_, 0, m_);
+    std::vector<Real> residuals(k_);
     long w_columns = 0, p_columns = 0;
     for (int iteration = 0;; ++iteration) {
-      Step step = rayleigh_ritz(m_ + w_columns + p_columns);
-      if (step == Step::breakdown && p_columns > 0) step = rayleigh_ritz(m_ + w_columns);
+      Step step = rayleigh_ritz(k_ + w_columns + p_columns);
+      if (step == Step::breakdown && p_columns > 0) step = rayleigh_ritz(k_ + w_columns);
       if (step != Step::ok) {
         result.status =
             step == Step::breakdown ? LobpcgStatus::breakdown : LobpcgStatus::not_finite;
         return;
       }
       const bool have_p = w_columns + p_columns > 0;
-      relative_residuals(result.residuals);
-      for (long j = 0; j < m_; ++j) result.eigenvalues[j] = host_lambda_(j);
-      result.iterations = iteration;
-      long active = 0;
+      relative_residuals(residuals);
       for (long j = 0; j < m_; ++j) {
-        if (!std::isfinite(result.residuals[j])) {
+        result.eigenvalues[j] = host_lambda_(j);
+        result.residuals[j] = residuals[j];
+      }
+      result.iterations = iteration;
+      // Every column above the tolerance, guards too, stays active; the wanted ones decide.
+      long active = 0, wanted_active = 0;
+      for (long j = 0; j < k_; ++j) {
+        if (!std::isfinite(residuals[j])) {
           result.status = LobpcgStatus::not_finite;
           result.converged = 0;
           return;
         }
-        if (!(result.residuals[j] <= tolerance_)) host_active_(active++) = j;
+        if (!(residuals[j] <= tolerance_)) {
+          host_active_(active++) = j;
+          if (j < m_) ++wanted_active;
+        }
       }
-      result.converged = m_ - active;
-      if (active == 0) {
+      result.converged = m_ - wanted_active;
+      if (wanted_active == 0) {
         result.status = LobpcgStatus::converged;
         return;
       }
@@ -459,29 +533,26 @@ class Lobpcg {
       Kokkos::deep_copy(exec_, active_, host_active_);
 
       // W: the preconditioned residuals of the active columns, B-orthogonal to X.
-      const Block W = columns(S_, m_, active);
-      gather_residuals(exec_, columns(AS_, 0, m_), BX, lambda_, active_, W);
+      const Block W = columns(S_, k_, active);
+      gather_residuals(exec_, columns(AS_, 0, k_), columns(BS_, 0, k_), lambda_, active_, W);
       if constexpr (has_t) {
         const Block out = columns(scratch_, 0, active);
         apply_operator(exec_, T_, W, out);
         Kokkos::deep_copy(exec_, W, out);
       }
-      const Block projection = device_matrix(gram_.data(), m_, active);
-      gemm(exec_, Op::conj_transpose, Op::none, Scalar(1), BX, W, Scalar(0), projection);
-      gemm(exec_, Op::none, Op::none, Scalar(-1), X, projection, Scalar(1), W);
-      if constexpr (has_b) apply_operator(exec_, B_, W, columns(BS_, m_, active));
-      w_columns = orthonormalize(m_, active, false, true);
+      b_orthogonalize(k_, active, k_);
+      w_columns = orthonormalize(k_, active, false, true);
       if (w_columns <= 0) {
         result.status = w_columns < 0 ? LobpcgStatus::not_finite : LobpcgStatus::breakdown;
         return;
       }
-      apply_operator(exec_, A_, columns(S_, m_, w_columns), columns(AS_, m_, w_columns));
+      apply_operator(exec_, A_, columns(S_, k_, w_columns), columns(AS_, k_, w_columns));
 
       // P: the active columns of the last step's implicit P, normalized (dropped, a restart,
       // where that breaks down).
       p_columns = 0;
       if (have_p) {
-        const long first = m_ + w_columns;
+        const long first = k_ + w_columns;
         gather_columns(exec_, P_, active_, columns(S_, first, active));
         gather_columns(exec_, AP_, active_, columns(AS_, first, active));
         if (has_b) gather_columns(exec_, BP_, active_, columns(BS_, first, active));
@@ -494,14 +565,14 @@ class Lobpcg {
   const AOperator& A_;
   const BOperator& B_;
   const Preconditioner& T_;
-  long n_, m_;
+  long n_, m_, k_;  // k = m + g: the block X with its guard columns
   LobpcgOptions options_;
   Real tolerance_;
   Real sigma_ = 0;     // the largest |Ritz value| so far
-  Block S_, AS_, BS_;  // [X W P] and A, B times it, n x 3m (BS_ is S_ when B = I)
-  Block P_, AP_, BP_;  // the implicit P of all m columns, from the last Rayleigh-Ritz step
-  Block scratch_;      // n x m
-  Kokkos::View<Scalar*, MemorySpace> gram_, coefficients_;  // small matrices, (3m)^2 each
+  Block S_, AS_, BS_;  // [X W P] and A, B times it, n x 3k (BS_ is S_ when B = I)
+  Block P_, AP_, BP_;  // the implicit P of all k columns, from the last Rayleigh-Ritz step
+  Block scratch_;      // n x k
+  Kokkos::View<Scalar*, MemorySpace> gram_, coefficients_;  // small matrices, (3k)^2 each
   Kokkos::View<Scalar*, Kokkos::HostSpace> host_gram_, host_work_;
   Kokkos::View<Real*, MemorySpace> lambda_;
   Kokkos::View<Real*, Kokkos::HostSpace> host_lambda_;

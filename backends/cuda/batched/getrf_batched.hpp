@@ -38,17 +38,18 @@ auto device_batch(const Access& A) {
   return d;
 }
 
-// Calls launch(a, count, rows, cols) to launch a routine's kernels on the batch a describes:
-// a fixed batch at once (rows, cols: its sizes); a variable batch taken most rows first
-// (launch_order.hpp) in one call per block height, that is per 32 rows: a's order points at the
-// height's first slot, count of them, rows and cols the largest among them. A thread block keeps
-// the registers of its height for as long as its matrix takes, so a launch sized for the batch's
-// tallest matrix left an SM to a few short ones (perf/NOTES.md, "Variable batches"); and the
-// shortest matrices can take the warp kernel.
+// Calls launch(stream, a, count, rows, cols) to launch a routine's kernels on the batch a
+// describes: a fixed batch at once on exec's stream (rows, cols: its sizes); a variable batch
+// taken most rows first (launch_order.hpp) in one call per block height, that is per 32 rows, on
+// side streams: a's order points at the height's first slot, count of them, rows and cols the
+// largest among them. A thread block keeps the registers of its height for as long as its matrix
+// takes, so a launch sized for the batch's tallest matrix left an SM to a few short ones, and the
+// shortest matrices can take the warp kernel; on one stream, each height's tail left SMs idle
+// (perf/NOTES.md, "Variable batches").
 template <class Access, class Launch>
 void launch_by_height(const Kokkos::Cuda& exec, const Access& A, const Launch& launch) {
   auto a = device_batch(A);
-  if (!A.variable) return launch(a, A.count, A.max_rows, A.max_cols);
+  if (!A.variable) return launch(exec.cuda_stream(), a, A.count, A.max_rows, A.max_cols);
   const auto height = [](int rows) { return std::max(1, (rows + 31) / 32); };
   const int tallest = height(A.max_rows);
   std::vector<int> matrices(tallest + 1, 0), rows(tallest + 1, 0), cols(tallest + 1, 0);
@@ -60,12 +61,15 @@ void launch_by_height(const Kokkos::Cuda& exec, const Access& A, const Launch& l
   }
   int* const order =
       most_rows_first(exec.cuda_device(), exec.cuda_stream(), A.host_rows_.data(), A.count);
-  int first_slot = 0;
+  SideStreams side(exec.cuda_device(), exec.cuda_stream());
+  int first_slot = 0, launches = 0;
   for (int h = tallest; h >= 1; --h) {
+    if (matrices[h] == 0) continue;
     a.order = order + first_slot;
-    launch(a, matrices[h], rows[h], cols[h]);
+    launch(side[launches++], a, matrices[h], rows[h], cols[h]);
     first_slot += matrices[h];
   }
+  side.join();
   if (order) release_workspace(order, exec.cuda_stream());
 }
 
@@ -83,13 +87,13 @@ bool getrf_batched_fits(const Access& A) {
 template <class Access, class PivAccess, class InfoView>
 void getrf_batched(const Kokkos::Cuda& exec, const Access& A, const PivAccess& ipiv,
                    const InfoView& info) {
-  launch_by_height(exec, A, [&](const auto& a, int count, int rows, int cols) {
+  launch_by_height(exec, A, [&](cudaStream_t stream, const auto& a, int count, int rows, int cols) {
     if (getrf_batched_fits_small(rows, cols))
-      kernels::getrf_batched_small(exec.cuda_stream(), a, device_batch(ipiv), info.data(),
-                                   info.stride(0), count, std::max(rows, cols));
+      kernels::getrf_batched_small(stream, a, device_batch(ipiv), info.data(), info.stride(0),
+                                   count, std::max(rows, cols));
     else
-      kernels::getrf_batched_block(exec.cuda_stream(), a, device_batch(ipiv), info.data(),
-                                   info.stride(0), count, rows);
+      kernels::getrf_batched_block(stream, a, device_batch(ipiv), info.data(), info.stride(0),
+                                   count, rows);
   });
 }
 

@@ -14,4 +14,20 @@ namespace basalt::cuda {
 // batch's order.
 int* most_rows_first(int device, cudaStream_t stream, const int* rows, int count);
 
+// Streams of Basalt's own beside `stream`, so that the launches of a variable batch's block
+// heights overlap: each launch has a tail (its last blocks running on a few SMs) that the next
+// height's blocks can fill. Construction makes the side streams wait for the work queued on
+// stream so far; join() makes stream wait for what was queued on them since.
+class SideStreams {
+ public:
+  static constexpr int count = 4;
+  SideStreams(int device, cudaStream_t stream);
+  cudaStream_t operator[](int k) const { return side_[k % count]; }
+  void join();
+
+ private:
+  cudaStream_t stream_;
+  const cudaStream_t* side_;
+};
+
 }  // namespace basalt::cuda

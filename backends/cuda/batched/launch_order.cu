@@ -10,8 +10,8 @@ namespace basalt::cuda {
 
 int* most_rows_first(int device, cudaStream_t stream, const int* rows, int count) {
   if (count == 0) return nullptr;
-  // A counting sort, descending: slots_before[r] ends as the first slot of the matrices of
-  // `most - r` rows.
+  // A counting sort, descending: after the prefix sums, slots_before[k] is the first slot of
+  // the matrices of most - k rows.
   const int most = *std::max_element(rows, rows + count);
   std::vector<int> slots_before(most + 2, 0);
   for (int b = 0; b < count; ++b) ++slots_before[most - rows[b] + 1];

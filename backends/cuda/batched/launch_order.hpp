@@ -1,9 +1,10 @@
 #pragma once
-// The order in which the batched kernels take a variable batch's matrices: the most rows first
-// (a block kernel's threads and a warp kernel's lanes follow the rows). Taken in the batch's
-// own order, a launch over matrices of mixed sizes ran up to 3x slower than over the same
-// matrices sorted by size (perf/NOTES.md, "Variable batches"); the largest first also leave the
-// shortest tail at the end of a launch. No Kokkos: plain host arrays.
+// How the batched kernels take a variable batch: its matrices in order of rows, the most first
+// (a block kernel's threads and a warp kernel's lanes follow the rows), and the launches of its
+// block heights on side streams. Taken in the batch's own order, a launch over matrices of mixed
+// sizes ran up to 3x slower than over the same matrices sorted by size (perf/NOTES.md,
+// "Variable batches"); the largest first also leave the shortest tail at the end of a launch.
+// No Kokkos: plain host arrays.
 #include <cuda_runtime.h>
 
 namespace basalt::cuda {

@@ -75,8 +75,8 @@ void launch_by_class(const Kokkos::Cuda& exec, const Access& A, const Launch& la
     rows[k] = r;
     cols[k] = std::max(cols[k], cols_with_rows[r]);
   }
-  int* const order =
-      most_rows_first(exec.cuda_device(), exec.cuda_stream(), A.host_rows_.data(), A.count);
+  int* const order = most_rows_first(exec.cuda_device(), exec.cuda_stream(), A.host_rows_.data(),
+                                     A.count, with_rows);
   SideStreams side(exec.cuda_device(), exec.cuda_stream());
   int first_slot = 0, launches = 0;
   for (int k = classes - 1; k >= 0; --k) {

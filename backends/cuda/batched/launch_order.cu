@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <mutex>
 #include <vector>
 
@@ -8,16 +7,18 @@
 
 namespace basalt::cuda {
 
-int* most_rows_first(int device, cudaStream_t stream, const int* rows, int count) {
+int* most_rows_first(int device, cudaStream_t stream, const int* rows, int count,
+                     const std::vector<int>& with_rows) {
   if (count == 0) return nullptr;
-  // A counting sort, descending: after the prefix sums, slots_before[k] is the first slot of
-  // the matrices of most - k rows.
-  const int most = *std::max_element(rows, rows + count);
-  std::vector<int> slots_before(most + 2, 0);
-  for (int b = 0; b < count; ++b) ++slots_before[most - rows[b] + 1];
-  for (int r = 1; r <= most + 1; ++r) slots_before[r] += slots_before[r - 1];
+  // A counting sort, descending: next_slot[r] is where the next matrix of r rows goes.
+  std::vector<int> next_slot(with_rows.size());
+  int slot = 0;
+  for (int r = static_cast<int>(with_rows.size()) - 1; r >= 0; --r) {
+    next_slot[r] = slot;
+    slot += with_rows[r];
+  }
   std::vector<int> order(count);
-  for (int b = 0; b < count; ++b) order[slots_before[most - rows[b]]++] = b;
+  for (int b = 0; b < count; ++b) order[next_slot[rows[b]]++] = b;
   auto* device_order = static_cast<int*>(acquire_workspace(device, stream, count * sizeof(int)));
   // From pageable memory the call returns once `order` is staged, so it may go out of scope.
   BASALT_CUDA_CHECK(cudaMemcpyAsync(device_order, order.data(), count * sizeof(int),

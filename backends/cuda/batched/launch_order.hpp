@@ -7,13 +7,16 @@
 // No Kokkos: plain host arrays.
 #include <cuda_runtime.h>
 
+#include <vector>
+
 namespace basalt::cuda {
 
-// rows: the row counts of `count` matrices, on the host. Returns order on the device, in
-// workspace usable on stream (give it back with release_workspace): slot s of a launch takes
-// matrix order[s]; the rows never increase from one slot to the next, and equal rows keep the
-// batch's order.
-int* most_rows_first(int device, cudaStream_t stream, const int* rows, int count);
+// rows: the row counts of `count` matrices, on the host; with_rows[r]: how many of them have r
+// rows (r up to the most). Returns order on the device, in workspace usable on stream (give it
+// back with release_workspace): slot s of a launch takes matrix order[s]; the rows never
+// increase from one slot to the next, and equal rows keep the batch's order.
+int* most_rows_first(int device, cudaStream_t stream, const int* rows, int count,
+                     const std::vector<int>& with_rows);
 
 // Streams of Basalt's own beside `stream`, so that the launches of a variable batch's block
 // heights overlap: each launch has a tail (its last blocks running on a few SMs) that the next

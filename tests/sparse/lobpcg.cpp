@@ -205,6 +205,21 @@ double tolerance_for() {
   return std::is_same_v<real_t<T>, double> ? 1e-9 : 1e-4;
 }
 
+// LOBPCG for m pairs of A from a random block, with Jacobi or without a preconditioner, checked
+// against A's spectrum (ascending).
+template <class T>
+void solve_and_check(const Problem<T>& A, const std::vector<double>& spectrum, int m, Wanted wanted,
+                     bool preconditioned) {
+  auto X = random_block<T>(A.n, m);
+  LobpcgOptions options;
+  options.wanted = wanted;
+  options.tolerance = tolerance_for<T>();
+  const auto result =
+      preconditioned ? lobpcg(Exec(), A.csr, X, options, IdentityOperator{}, jacobi(Exec(), A.csr))
+                     : lobpcg(Exec(), A.csr, X, options);
+  check(A, {}, X, result, spectrum, wanted, options.tolerance);
+}
+
 }  // namespace
 
 // Outside the anonymous namespace: nvcc's device lambdas need an enclosing function with a name
@@ -251,15 +266,7 @@ TEMPLATE_TEST_CASE("lobpcg: 1D, 2D and 3D Laplacians, both ends, with and withou
     for (const Wanted wanted : {Wanted::smallest, Wanted::largest})
       for (const bool preconditioned : {false, true}) {
         CAPTURE(edges.size(), wanted, preconditioned);
-        const int m = 3;
-        auto X = random_block<T>(A.n, m);
-        LobpcgOptions options;
-        options.wanted = wanted;
-        options.tolerance = tolerance_for<T>();
-        const auto result = preconditioned ? lobpcg(Exec(), A.csr, X, options, IdentityOperator{},
-                                                    jacobi(Exec(), A.csr))
-                                           : lobpcg(Exec(), A.csr, X, options);
-        check(A, {}, X, result, expected, wanted, options.tolerance);
+        solve_and_check(A, expected, 3, wanted, preconditioned);
       }
   }
 }
@@ -356,14 +363,7 @@ TEMPLATE_TEST_CASE("lobpcg: a wanted eigenvalue next to the first unwanted one (
       // Jacobi approximates A^-1: a preconditioner for the smallest end only.
       if (preconditioned && wanted == Wanted::largest) continue;
       CAPTURE(wanted, preconditioned);
-      auto X = random_block<T>(n, m);
-      LobpcgOptions options;
-      options.wanted = wanted;
-      options.tolerance = tolerance_for<T>();
-      const auto result = preconditioned ? lobpcg(Exec(), A.csr, X, options, IdentityOperator{},
-                                                  jacobi(Exec(), A.csr))
-                                         : lobpcg(Exec(), A.csr, X, options);
-      check(A, {}, X, result, spectrum, wanted, options.tolerance);
+      solve_and_check(A, spectrum, m, wanted, preconditioned);
     }
 }
 

@@ -150,8 +150,8 @@ void gels_solve_batched(const ExecSpace& exec, Op op, const impl::BatchAccess<T,
         if (result != 0) return;
         const impl::MatrixRef<const T> R(F.data(),
                                          Kokkos::LayoutStride(q, F.stride(0), q, F.stride(1)));
-        const impl::MatrixRef<T> top(
-            X.data(), Kokkos::LayoutStride(q, X.stride(0), nrhs, X.stride(1)));
+        const impl::MatrixRef<T> top(X.data(),
+                                     Kokkos::LayoutStride(q, X.stride(0), nrhs, X.stride(1)));
         if (!minimum_norm) return impl::team_trsm_left(team, false, Op::none, false, R, top);
         impl::team_trsm_left(team, false, Op::conj_transpose, false, R, top);
         zero_rows(q);
@@ -172,10 +172,15 @@ void geqrf_batched(const ExecSpace& exec, const ABatch& A, const TauBatch& tau) 
   const auto a = impl::matrices<ExecSpace>(A);
   const auto t = impl::vectors<ExecSpace>(tau, "geqrf_batched", "tau");
   impl::require_same_count("geqrf_batched", "tau", a, t);
-  for (int b = 0; b < impl::matrices_to_check(a.count, a, t); ++b)
-    require(t.host_rows(b) >= std::min(a.host_rows(b), a.host_cols(b)), "geqrf_batched", "tau",
-            "matrix ", b, ": tau holds ", t.host_rows(b),
-            " entries; min(m, n) = ", std::min(a.host_rows(b), a.host_cols(b)), " are needed");
+  impl::check_each_matrix(
+      "geqrf_batched",
+      [](int b, const auto& need, const impl::HostSizes& a_sizes,
+         const impl::HostSizes& tau_sizes) {
+        const int k = std::min(a_sizes.rows[b], a_sizes.cols[b]);
+        need(tau_sizes.rows[b] >= k, "tau", "matrix ", b, ": tau holds ", tau_sizes.rows[b],
+             " entries; min(m, n) = ", k, " are needed");
+      },
+      a, t);
   using Spec = Specialization<routine::geqrf_batched, ExecSpace>;
   if constexpr (Spec::available) {
     if (Spec::handles(a)) return Spec::apply(exec, a, t);
@@ -198,14 +203,18 @@ void ormqr_batched(const ExecSpace& exec, ApplySide side, Op op, const ABatch& A
   impl::require_same_count("ormqr_batched", "tau", a, t);
   impl::require_same_count("ormqr_batched", "C", a, c);
   const bool left = side == ApplySide::left;
-  for (int b = 0; b < impl::matrices_to_check(a.count, a, t, c); ++b) {
-    require(t.host_rows(b) <= std::min(a.host_rows(b), a.host_cols(b)), "ormqr_batched", "tau",
-            "matrix ", b, ": tau holds ", t.host_rows(b), " reflectors; A is ", a.host_rows(b),
-            " x ", a.host_cols(b));
-    require((left ? c.host_rows(b) : c.host_cols(b)) == a.host_rows(b), "ormqr_batched", "C",
-            "matrix ", b, ": C has ", left ? c.host_rows(b) : c.host_cols(b),
-            left ? " rows" : " columns", "; A has ", a.host_rows(b), " rows");
-  }
+  impl::check_each_matrix(
+      "ormqr_batched",
+      [left](int b, const auto& need, const impl::HostSizes& a_sizes,
+             const impl::HostSizes& tau_sizes, const impl::HostSizes& c_sizes) {
+        need(tau_sizes.rows[b] <= std::min(a_sizes.rows[b], a_sizes.cols[b]), "tau", "matrix ", b,
+             ": tau holds ", tau_sizes.rows[b], " reflectors; A is ", a_sizes.rows[b], " x ",
+             a_sizes.cols[b]);
+        const int c_extent = left ? c_sizes.rows[b] : c_sizes.cols[b];
+        need(c_extent == a_sizes.rows[b], "C", "matrix ", b, ": C has ", c_extent,
+             left ? " rows" : " columns", "; A has ", a_sizes.rows[b], " rows");
+      },
+      a, t, c);
   portable::ormqr_batched(exec, side, op, a, t, c, impl::solve_launch<ExecSpace>(c));
 }
 
@@ -230,10 +239,14 @@ void gels_batched(const ExecSpace& exec, Op op, const ABatch& A, const BBatch& B
   const auto x = impl::matrices<ExecSpace>(B);
   impl::require_same_count("gels_batched", "B", a, x);
   impl::require_info<ExecSpace>("gels_batched", info, a.count);
-  for (int b = 0; b < impl::matrices_to_check(a.count, a, x); ++b)
-    require(x.host_rows(b) == std::max(a.host_rows(b), a.host_cols(b)), "gels_batched", "B",
-            "matrix ", b, ": B has ", x.host_rows(b), " rows; A is ", a.host_rows(b), " x ",
-            a.host_cols(b), " and needs max(m, n)");
+  impl::check_each_matrix(
+      "gels_batched",
+      [](int b, const auto& need, const impl::HostSizes& a_sizes, const impl::HostSizes& b_sizes) {
+        need(b_sizes.rows[b] == std::max(a_sizes.rows[b], a_sizes.cols[b]), "B", "matrix ", b,
+             ": B has ", b_sizes.rows[b], " rows; A is ", a_sizes.rows[b], " x ", a_sizes.cols[b],
+             " and needs max(m, n)");
+      },
+      a, x);
   using Memory = typename ExecSpace::memory_space;
   const auto run = [&](const auto& tau, const auto& work) {
     const auto t = impl::vectors<ExecSpace>(tau, "gels_batched", "tau");

@@ -98,10 +98,15 @@ void getrf_batched(const ExecSpace& exec, const ABatch& A, const PivBatch& ipiv,
   const auto p = impl::vectors<ExecSpace>(ipiv, "getrf_batched", "ipiv");
   impl::require_same_count("getrf_batched", "ipiv", a, p);
   impl::require_info<ExecSpace>("getrf_batched", info, a.count);
-  for (int b = 0; b < impl::matrices_to_check(a.count, a, p); ++b)
-    require(p.host_rows(b) >= std::min(a.host_rows(b), a.host_cols(b)), "getrf_batched", "ipiv",
-            "matrix ", b, ": ipiv holds ", p.host_rows(b),
-            " entries; min(m, n) = ", std::min(a.host_rows(b), a.host_cols(b)), " are needed");
+  impl::check_each_matrix(
+      "getrf_batched",
+      [](int b, const auto& need, const impl::HostSizes& a_sizes,
+         const impl::HostSizes& ipiv_sizes) {
+        const int k = std::min(a_sizes.rows[b], a_sizes.cols[b]);
+        need(ipiv_sizes.rows[b] >= k, "ipiv", "matrix ", b, ": ipiv holds ", ipiv_sizes.rows[b],
+             " entries; min(m, n) = ", k, " are needed");
+      },
+      a, p);
   using Spec = Specialization<routine::getrf_batched, ExecSpace>;
   if constexpr (Spec::available) {
     if (Spec::handles(a)) return Spec::apply(exec, a, p, info);
@@ -117,14 +122,18 @@ template <class A, class P, class B>
 void check_lu_solve(const char* routine, const A& a, const P& p, const B& x) {
   require_same_count(routine, "ipiv", a, p);
   require_same_count(routine, "B", a, x);
-  for (int b = 0; b < matrices_to_check(a.count, a, p, x); ++b) {
-    require(a.host_rows(b) == a.host_cols(b), routine, "A", "matrix ", b, " is ", a.host_rows(b),
-            " x ", a.host_cols(b), "; it must be square");
-    require(p.host_rows(b) >= a.host_rows(b), routine, "ipiv", "matrix ", b, ": ipiv holds ",
-            p.host_rows(b), " entries; ", a.host_rows(b), " are needed");
-    require(x.host_rows(b) == a.host_rows(b), routine, "B", "matrix ", b, ": B has ",
-            x.host_rows(b), " rows; A has ", a.host_rows(b));
-  }
+  check_each_matrix(
+      routine,
+      [](int b, const auto& need, const HostSizes& a_sizes, const HostSizes& ipiv_sizes,
+         const HostSizes& b_sizes) {
+        need(a_sizes.rows[b] == a_sizes.cols[b], "A", "matrix ", b, " is ", a_sizes.rows[b], " x ",
+             a_sizes.cols[b], "; it must be square");
+        need(ipiv_sizes.rows[b] >= a_sizes.rows[b], "ipiv", "matrix ", b, ": ipiv holds ",
+             ipiv_sizes.rows[b], " entries; ", a_sizes.rows[b], " are needed");
+        need(b_sizes.rows[b] == a_sizes.rows[b], "B", "matrix ", b, ": B has ", b_sizes.rows[b],
+             " rows; A has ", a_sizes.rows[b]);
+      },
+      a, p, x);
 }
 
 template <class ABatch, class BBatch>

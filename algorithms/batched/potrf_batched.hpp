@@ -81,12 +81,15 @@ namespace impl {
 template <class A, class B>
 void check_cholesky_solve(const char* routine, const A& a, const B& x) {
   require_same_count(routine, "B", a, x);
-  for (int b = 0; b < matrices_to_check(a.count, a, x); ++b) {
-    require(a.host_rows(b) == a.host_cols(b), routine, "A", "matrix ", b, " is ", a.host_rows(b),
-            " x ", a.host_cols(b), "; it must be square");
-    require(x.host_rows(b) == a.host_rows(b), routine, "B", "matrix ", b, ": B has ",
-            x.host_rows(b), " rows; A has ", a.host_rows(b));
-  }
+  check_each_matrix(
+      routine,
+      [](int b, const auto& need, const HostSizes& a_sizes, const HostSizes& b_sizes) {
+        need(a_sizes.rows[b] == a_sizes.cols[b], "A", "matrix ", b, " is ", a_sizes.rows[b], " x ",
+             a_sizes.cols[b], "; it must be square");
+        need(b_sizes.rows[b] == a_sizes.rows[b], "B", "matrix ", b, ": B has ", b_sizes.rows[b],
+             " rows; A has ", a_sizes.rows[b]);
+      },
+      a, x);
 }
 
 }  // namespace impl
@@ -99,9 +102,13 @@ void potrf_batched(const ExecSpace& exec, Triangle uplo, const ABatch& A, const 
                 "basalt::potrf_batched overwrites A");
   const auto a = impl::matrices<ExecSpace>(A);
   impl::require_info<ExecSpace>("potrf_batched", info, a.count);
-  for (int b = 0; b < impl::matrices_to_check(a.count, a); ++b)
-    require(a.host_rows(b) == a.host_cols(b), "potrf_batched", "A", "matrix ", b, " is ",
-            a.host_rows(b), " x ", a.host_cols(b), "; it must be square");
+  impl::check_each_matrix(
+      "potrf_batched",
+      [](int b, const auto& need, const impl::HostSizes& a_sizes) {
+        need(a_sizes.rows[b] == a_sizes.cols[b], "A", "matrix ", b, " is ", a_sizes.rows[b], " x ",
+             a_sizes.cols[b], "; it must be square");
+      },
+      a);
   using Spec = Specialization<routine::potrf_batched, ExecSpace>;
   if constexpr (Spec::available) {
     if (Spec::handles(a)) return Spec::apply(exec, uplo, a, info);

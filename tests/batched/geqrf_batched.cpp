@@ -499,6 +499,10 @@ TEST_CASE("geqrf_batched family on NaN, extreme and invalid input", "[geqrf_batc
   auto B = make_batch<double>("B", 3, 8, 1);  // m < n needs max(m, n) = 12 rows
   Kokkos::View<int*> info("info", 3);
   CHECK(argument_of([&] { gels_batched(Exec(), wide, B, info); }) == "B");
+  // A variable batch whose third tau is one entry short.
+  auto variable = make_variable_batch<double>("variable", {4, 9, 6, 2}, {4, 3, 7, 2});
+  const auto short_taus = make_variable_vectors<double>("tau", {4, 3, 5, 2});
+  CHECK(argument_of([&] { geqrf_batched(Exec(), variable, short_taus); }) == "tau");
   auto complex_a = make_batch<Kokkos::complex<double>>("A", 1, 4, 4);
   Kokkos::View<Kokkos::complex<double>**> complex_tau("tau", 1, 4);
   auto complex_c = make_batch<Kokkos::complex<double>>("C", 1, 4, 1);

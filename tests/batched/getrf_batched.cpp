@@ -333,6 +333,28 @@ TEST_CASE("getrf_batched on empty, NaN and invalid input", "[getrf_batched]") {
   auto x = make_batch<double>("x", 3, 30, 1);
   CHECK(argument_of([&] { gesv_batched(Exec(), wide, wide_ipiv, x, info); }) == "A");
   CHECK(identical(host_matrix(to_host(B), 0), originals[0]));
+
+  // In a variable batch the first bad matrix is named, wherever it is.
+  const std::vector<int> sizes = {3, 8, 5, 7, 2};
+  auto variable = make_variable_batch<double>("variable", sizes, sizes);
+  std::vector<int> lengths = sizes;
+  lengths[3] = 6;
+  const auto short_pivots = make_variable_vectors<int>("ipiv", lengths);
+  Kokkos::View<int*> variable_info("info", sizes.size());
+  try {
+    getrf_batched(Exec(), variable, short_pivots, variable_info);
+    FAIL("no exception");
+  } catch (const InvalidArgument& e) {
+    CHECK(e.argument() == "ipiv");
+    CHECK_THAT(e.what(), Catch::Contains("matrix 3:"));
+  }
+  const auto pivots = make_variable_vectors<int>("ipiv", sizes);
+  auto no_column = make_variable_batch<int>("ipiv", sizes, {1, 1, 0, 1, 1});
+  CHECK(argument_of([&] { getrf_batched(Exec(), variable, no_column, variable_info); }) == "ipiv");
+  std::vector<int> rows = sizes;
+  rows[4] = 3;
+  auto tall_rhs = make_variable_batch<double>("rhs", rows, std::vector<int>(sizes.size(), 1));
+  CHECK(argument_of([&] { getrs_batched(Exec(), Op::none, variable, pivots, tall_rhs); }) == "B");
 }
 
 #if defined(BASALT_ENABLE_CUDA)

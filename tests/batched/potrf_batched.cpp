@@ -186,6 +186,13 @@ TEST_CASE("potrf_batched on NaN and invalid input", "[potrf_batched]") {
   auto rhs = make_batch<double>("rhs", 3, 19, 2);
   CHECK(argument_of([&] { potrs_batched(Exec(), Triangle::lower, B, rhs); }) == "B");
   CHECK(identical(host_matrix(to_host(B), 0), originals[0]));
+  // A variable batch with one wide member among square ones.
+  auto variable = make_variable_batch<double>("variable", {4, 9, 6, 2}, {4, 9, 7, 2});
+  CHECK(argument_of([&] { potrf_batched(Exec(), Triangle::lower, variable, short_info); }) ==
+        "info");
+  Kokkos::View<int*> variable_info("info", 4);
+  CHECK(argument_of([&] { potrf_batched(Exec(), Triangle::lower, variable, variable_info); }) ==
+        "A");
 }
 
 #if defined(BASALT_ENABLE_CUDA)
@@ -319,9 +326,17 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
 
   for (const Triangle uplo : {Triangle::lower, Triangle::upper}) {
     CAPTURE(static_cast<int>(uplo));
-    for (const auto [n, count] :
-         std::vector<Case>{{33, 8}, {47, 6}, {63, 6}, {64, 6}, {65, 6}, {100, 6}, {127, 6},
-                           {128, 6}, {200, 6}, {255, 6}, {256, 6}}) {
+    for (const auto [n, count] : std::vector<Case>{{33, 8},
+                                                   {47, 6},
+                                                   {63, 6},
+                                                   {64, 6},
+                                                   {65, 6},
+                                                   {100, 6},
+                                                   {127, 6},
+                                                   {128, 6},
+                                                   {200, 6},
+                                                   {255, 6},
+                                                   {256, 6}}) {
       CAPTURE(n);
       std::vector<HostMatrix<T>> originals;
       for (int b = 0; b < count; ++b) originals.push_back(cholesky_test_matrix<T>(n, b % 6));
@@ -342,8 +357,8 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
     }
 
     for (const std::vector<int>& sizes :
-         {std::vector<int>{1, 256, 33, 0, 5, 47, 128, 64, 100, 31, 255, 2, 96, 129, 32, 63, 65,
-                           127, 200, 40, 70},
+         {std::vector<int>{1, 256, 33,  0,  5,  47, 128, 64,  100, 31, 255,
+                           2, 96,  129, 32, 63, 65, 127, 200, 40,  70},
           std::vector<int>{65, 40, 33, 64, 7, 0, 50, 36, 65, 64, 60, 34}}) {
       std::vector<HostMatrix<T>> originals;
       for (size_t b = 0; b < sizes.size(); ++b)

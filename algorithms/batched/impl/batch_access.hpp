@@ -4,7 +4,9 @@
 // same BatchAccess, so every kernel is written and compiled once for both.
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <tuple>
 #include <type_traits>
+#include <vector>
 
 #include "basalt/algorithms/batched/batch.hpp"
 #include "basalt/core/errors.hpp"
@@ -29,11 +31,13 @@ struct BatchAccess {
   // Fixed form: every matrix fixed_rows x fixed_cols at data + b * batch_stride.
   int fixed_rows = 0, fixed_cols = 0;
   std::int64_t row_stride = 1, col_stride = 1, batch_stride = 0;
-  // Variable form: VariableBatch's device sizes.
+  // Variable form: VariableBatch's device sizes, and its matrices most rows first.
   Kokkos::View<const int*, Memory> var_rows, var_cols, var_ld;
   Kokkos::View<const std::int64_t*, Memory> var_offset;
-  // Host side, for checks and launch sizes.
+  Kokkos::View<const int*, Memory> var_most_rows_first;
+  // Host side, for checks and launch sizes (with_rows_, most_cols_with_rows_: VariableBatch's).
   Kokkos::View<const int*, Kokkos::HostSpace> host_rows_, host_cols_;
+  Kokkos::View<const int*, Kokkos::HostSpace> with_rows_, most_cols_with_rows_;
   int max_rows = 0, max_cols = 0;
 
   KOKKOS_INLINE_FUNCTION int rows(int b) const { return variable ? var_rows(b) : fixed_rows; }
@@ -77,12 +81,13 @@ BatchAccess<T, M> variable_access(const VariableBatch<T, M>& batch) {
   a.var_cols = batch.cols;
   a.var_ld = batch.ld;
   a.var_offset = batch.offset;
+  a.var_most_rows_first = batch.most_rows_first;
   a.host_rows_ = batch.host_rows;
   a.host_cols_ = batch.host_cols;
-  for (int b = 0; b < a.count; ++b) {
-    a.max_rows = std::max(a.max_rows, batch.host_rows(b));
-    a.max_cols = std::max(a.max_cols, batch.host_cols(b));
-  }
+  a.with_rows_ = batch.with_rows;
+  a.most_cols_with_rows_ = batch.most_cols_with_rows;
+  a.max_rows = batch.max_rows;
+  a.max_cols = batch.max_cols;
   return a;
 }
 
@@ -117,11 +122,11 @@ auto matrices(const Batch& batch) {
 template <class ExecSpace, class Batch>
 auto vectors(const Batch& batch, const char* routine, const char* argument) {
   if constexpr (is_variable_batch_v<Batch>) {
-    auto a = variable_access<ExecSpace>(batch);
-    for (int b = 0; b < a.count; ++b)
-      require(a.host_cols(b) >= 1, routine, argument, "matrix ", b, " of ", argument,
-              " has no column to hold its vector");
-    return a;
+    if (batch.count() > 0 && batch.min_cols < 1)
+      for (int b = 0; b < batch.count(); ++b)
+        require(batch.host_cols(b) >= 1, routine, argument, "matrix ", b, " of ", argument,
+                " has no column to hold its vector");
+    return variable_access<ExecSpace>(batch);
   } else {
     static_assert(Kokkos::is_view<Batch>::value && Batch::rank == 2,
                   "a batch of vectors is a rank-2 View (batch, length) or a basalt::VariableBatch");
@@ -162,6 +167,58 @@ void require_info(const char* routine, const InfoView& info, int count) {
 template <class... Access>
 int matrices_to_check(int count, const Access&... batches) {
   return (batches.variable || ...) ? count : std::min(count, 1);
+}
+
+// A batch's sizes as host arrays (rows[b], cols[b]) for check_each_matrix: a variable batch's
+// own, or a fixed batch's sizes repeated for each matrix checked.
+class HostSizes {
+ public:
+  template <class Access>
+  HostSizes(const Access& batch, int checked) {
+    if (batch.variable) {
+      rows = batch.host_rows_.data();
+      cols = batch.host_cols_.data();
+    } else {
+      repeated_rows_.assign(checked, batch.fixed_rows);
+      repeated_cols_.assign(checked, batch.fixed_cols);
+      rows = repeated_rows_.data();
+      cols = repeated_cols_.data();
+    }
+  }
+  const int* rows;
+  const int* cols;
+
+ private:
+  std::vector<int> repeated_rows_, repeated_cols_;
+};
+
+// Checks the matrices that matrices_to_check names: each_matrix(b, need, sizes...) states
+// matrix b's requirements as need(condition, argument, why...) (require's arguments after the
+// routine), with sizes the HostSizes of `batches`, in order. A first pass only gathers the
+// conditions, in a loop without branches over plain arrays; only when one fails does a
+// second pass throw require's InvalidArgument for the first. A call on 20000 small matrices
+// takes tens of microseconds on a GPU; the checks one by one through BatchAccess's accessors
+// took as long (a branch per check, then a branch on the form that the compiler left in the
+// loop).
+template <class EachMatrix, class... Access>
+void check_each_matrix(const char* routine, const EachMatrix& each_matrix,
+                       const Access&... batches) {
+  const int checked = matrices_to_check(std::get<0>(std::tie(batches...)).count, batches...);
+  // Moved into the tuple, a HostSizes keeps its arrays where they were.
+  const auto sizes = std::make_tuple(HostSizes(batches, checked)...);
+  const auto for_each = [&](const auto& need) {
+    std::apply(
+        [&](const auto&... sizes_of) {
+          for (int b = 0; b < checked; ++b) each_matrix(b, need, sizes_of...);
+        },
+        sizes);
+  };
+  int failed = 0;  // a count, not a bool: GCC vectorizes a sum, not a logical and
+  for_each([&failed](bool condition, const char*, const auto&...) { failed += !condition; });
+  if (failed == 0) return;
+  for_each([routine](bool condition, const char* argument, const auto&... why) {
+    require(condition, routine, argument, why...);
+  });
 }
 
 }  // namespace basalt::impl

@@ -9,9 +9,8 @@
 #include <vector>
 
 #include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"
-#include "basalt/backends/cuda/batched/launch_order.hpp"
+#include "basalt/backends/cuda/batched/side_streams.hpp"
 #include "basalt/backends/cuda/scalar.hpp"
-#include "basalt/backends/cuda/workspace.hpp"
 #include "basalt/core/dispatch.hpp"
 
 namespace basalt {
@@ -48,45 +47,43 @@ inline int launch_class(int rows) {
 
 // Calls launch(stream, a, count, rows, cols) to launch a routine's kernels on the batch a
 // describes: a fixed batch at once on exec's stream (rows, cols: its sizes); a variable batch
-// taken most rows first (launch_order.hpp) in one call per launch class, on side streams: a's
-// order points at the class's first slot, count of them, rows and cols the largest among them.
-// A thread block keeps the registers of its height for as long as its matrix takes, so a launch
-// sized for the batch's tallest matrix left an SM to a few short ones; a warp's segments are as
-// wide as its widest matrix needs; and on one stream, each launch's tail left SMs idle
-// (perf/NOTES.md, "Variable batches").
+// taken most rows first (VariableBatch's order) in one call per launch class, a's order
+// pointing at the class's first slot, count of them, rows and cols the largest among them; the
+// classes on side streams when there are several. A thread block keeps the registers of its
+// height for as long as its matrix takes, so a launch sized for the batch's tallest matrix
+// left an SM to a few short ones; a warp's segments are as wide as its widest matrix needs;
+// and in the batch's own order, blocks of mixed sizes ran up to 3x slower (perf/NOTES.md,
+// "Variable batches"). The classes come from VariableBatch's count of matrices by rows, so the
+// host does no per-matrix work here.
 template <class Access, class Launch>
 void launch_by_class(const Kokkos::Cuda& exec, const Access& A, const Launch& launch) {
   auto a = device_batch(A);
   if (!A.variable) return launch(exec.cuda_stream(), a, A.count, A.max_rows, A.max_cols);
-  // By row count first, in a pass with no branch on the sizes (by class, the mispredicted
-  // branches took 12 ns a matrix: 0.24 ms for 20000), then by class.
-  std::vector<int> with_rows(A.max_rows + 1, 0), cols_with_rows(A.max_rows + 1, 0);
-  for (int b = 0; b < A.count; ++b) {
-    const int r = A.host_rows(b);
-    ++with_rows[r];
-    cols_with_rows[r] = std::max(cols_with_rows[r], A.host_cols(b));
-  }
   const int classes = launch_class(A.max_rows) + 1;
   std::vector<int> matrices(classes, 0), rows(classes, 0), cols(classes, 0);
   for (int r = 0; r <= A.max_rows; ++r) {
-    if (with_rows[r] == 0) continue;
+    if (A.with_rows_(r) == 0) continue;
     const int k = launch_class(r);
-    matrices[k] += with_rows[r];
+    matrices[k] += A.with_rows_(r);
     rows[k] = r;
-    cols[k] = std::max(cols[k], cols_with_rows[r]);
+    cols[k] = std::max(cols[k], A.most_cols_with_rows_(r));
   }
-  int* const order = most_rows_first(exec.cuda_device(), exec.cuda_stream(), A.host_rows_.data(),
-                                     A.count, with_rows);
+  const int launches = classes - static_cast<int>(std::count(matrices.begin(), matrices.end(), 0));
+  if (launches == 0) return;
+  a.order = A.var_most_rows_first.data();
+  if (launches == 1) {
+    const int k = launch_class(A.max_rows);
+    return launch(exec.cuda_stream(), a, matrices[k], rows[k], cols[k]);
+  }
   SideStreams side(exec.cuda_device(), exec.cuda_stream());
-  int first_slot = 0, launches = 0;
+  int first_slot = 0, launched = 0;
   for (int k = classes - 1; k >= 0; --k) {
     if (matrices[k] == 0) continue;
-    a.order = order + first_slot;
-    launch(side[launches++], a, matrices[k], rows[k], cols[k]);
+    a.order = A.var_most_rows_first.data() + first_slot;
+    launch(side[launched++], a, matrices[k], rows[k], cols[k]);
     first_slot += matrices[k];
   }
   side.join();
-  if (order) release_workspace(order, exec.cuda_stream());
 }
 
 // Whether matrices of at most rows x cols fit the warp-segment kernel.

@@ -24,8 +24,8 @@ inline constexpr int getrf_batched_block_max_size = 256;
 // Where matrix b of a batch lies: fixed (every matrix rows x cols at data + b * batch_stride)
 // or variable (sizes, leading dimensions and offsets per matrix, device arrays). Pivot and
 // info vectors use the same description, with one column. `order`, where not null (variable
-// batches, launch_order.hpp), is the order in which a launch takes the matrices: slot s of it
-// works on matrix order[s].
+// batches, VariableBatch::most_rows_first), is the order in which a launch takes the matrices: slot
+// s of it works on matrix order[s].
 template <class T>
 struct DeviceBatch {
   T* data = nullptr;

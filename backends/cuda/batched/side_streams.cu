@@ -1,30 +1,10 @@
+#include <algorithm>
 #include <mutex>
-#include <vector>
 
-#include "basalt/backends/cuda/batched/launch_order.hpp"
+#include "basalt/backends/cuda/batched/side_streams.hpp"
 #include "basalt/backends/cuda/error.hpp"
-#include "basalt/backends/cuda/workspace.hpp"
 
 namespace basalt::cuda {
-
-int* most_rows_first(int device, cudaStream_t stream, const int* rows, int count,
-                     const std::vector<int>& with_rows) {
-  if (count == 0) return nullptr;
-  // A counting sort, descending: next_slot[r] is where the next matrix of r rows goes.
-  std::vector<int> next_slot(with_rows.size());
-  int slot = 0;
-  for (int r = static_cast<int>(with_rows.size()) - 1; r >= 0; --r) {
-    next_slot[r] = slot;
-    slot += with_rows[r];
-  }
-  std::vector<int> order(count);
-  for (int b = 0; b < count; ++b) order[next_slot[rows[b]]++] = b;
-  auto* device_order = static_cast<int*>(acquire_workspace(device, stream, count * sizeof(int)));
-  // From pageable memory the call returns once `order` is staged, so it may go out of scope.
-  BASALT_CUDA_CHECK(cudaMemcpyAsync(device_order, order.data(), count * sizeof(int),
-                                    cudaMemcpyHostToDevice, stream));
-  return device_order;
-}
 
 namespace {
 
@@ -60,11 +40,21 @@ void wait_for(cudaStream_t waiting, cudaStream_t on) {
 
 SideStreams::SideStreams(int device, cudaStream_t stream)
     : stream_(stream), side_(side_streams_of(device)) {
-  for (int k = 0; k < count; ++k) wait_for(side_[k], stream_);
+  cudaEvent_t queued;
+  BASALT_CUDA_CHECK(cudaEventCreateWithFlags(&queued, cudaEventDisableTiming));
+  BASALT_CUDA_CHECK(cudaEventRecord(queued, stream_));
+  for (int k = 0; k < count; ++k) BASALT_CUDA_CHECK(cudaStreamWaitEvent(side_[k], queued, 0));
+  BASALT_CUDA_CHECK(cudaEventDestroy(queued));
+}
+
+cudaStream_t SideStreams::operator[](int k) {
+  k %= count;
+  handed_out_ = std::max(handed_out_, k + 1);
+  return side_[k];
 }
 
 void SideStreams::join() {
-  for (int k = 0; k < count; ++k) wait_for(stream_, side_[k]);
+  for (int k = 0; k < handed_out_; ++k) wait_for(stream_, side_[k]);
 }
 
 }  // namespace basalt::cuda

@@ -69,8 +69,10 @@ __device__ __forceinline__ void reflector(const T (&col)[S], const T* x_in_tile,
 // the reflector from its column and leaves x in the tile's column j, every lane divides its row
 // of it (v), and each lane c > j computes w = v^H A(j:m, c) on its own (v read as a broadcast)
 // and updates its column: no reductions across lanes. Rows and columns past the matrix are
-// zero, so every loop runs to S. Control flow around the shuffles and __syncwarp is the same on
-// every lane of the warp; lanes branch only around their own arithmetic.
+// zero, so the loops over them run to S; the steps stop after the warp's last (the tile's
+// columns past it are then stale only below the diagonal, outside the matrices). Control flow
+// around the shuffles and __syncwarp is the same on every lane of the warp; lanes branch only
+// around their own arithmetic.
 template <class T, int S>
 __global__ void __launch_bounds__(threads_per_block)
     geqrf_columns(DeviceBatch<T> batch, DeviceBatch<T> taus, int count) {
@@ -82,6 +84,9 @@ __global__ void __launch_bounds__(threads_per_block)
   const warp::Located<T> a = warp::locate(batch, b);
   const warp::Located<T> tau = warp::locate(taus, b);
   const int m = a.rows, n = a.cols, steps = min(m, n);
+  // The warp stops after the last step any of its matrices has: a matrix of 17 to 32 columns
+  // takes a whole warp, and a variable batch's warps hold matrices of like sizes.
+  const int warp_steps = __reduce_max_sync(warp::full_mask, steps);
   T* tile = tiles[threadIdx.x / S];
 
   // Through the tile: read and written a column at a time, coalesced.
@@ -96,6 +101,7 @@ __global__ void __launch_bounds__(threads_per_block)
 
 #pragma unroll
   for (int j = 0; j < S; ++j) {
+    if (j == warp_steps) break;
     // Column j of the tile is written only at step j (x by lane j, then v by each lane in its
     // own row), each time before a barrier after which the others read it; no element is
     // written again once another lane has read it.

@@ -111,8 +111,10 @@ step batched-kk "$perf" --routine getrf_batched --prec d --n 8:32:8 --batch 2000
 # 2000 matrices run in one wave, where the largest member's latency sets the time; 20000 in many.
 for r in getrf_batched potrf_batched geqrf_batched; do
   for batch in 2000 20000; do
-    step "batched-variable $r $batch" "$perf" --routine $r --prec d --n 64:256:64 --batch $batch \
-      --niter 5 --variable --vendor
+    for sizes in 8:32:8 64:256:64; do
+      step "batched-variable $r $batch" "$perf" --routine $r --prec d --n $sizes --batch $batch \
+        --niter 5 --variable --vendor
+    done
   done
 done
 fi

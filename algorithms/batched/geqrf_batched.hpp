@@ -172,15 +172,7 @@ void geqrf_batched(const ExecSpace& exec, const ABatch& A, const TauBatch& tau) 
   const auto a = impl::matrices<ExecSpace>(A);
   const auto t = impl::vectors<ExecSpace>(tau, "geqrf_batched", "tau");
   impl::require_same_count("geqrf_batched", "tau", a, t);
-  impl::check_each_matrix(
-      "geqrf_batched",
-      [](int b, const auto& need, const impl::HostSizes& a_sizes,
-         const impl::HostSizes& tau_sizes) {
-        const int k = std::min(a_sizes.rows[b], a_sizes.cols[b]);
-        need(tau_sizes.rows[b] >= k, "tau", "matrix ", b, ": tau holds ", tau_sizes.rows[b],
-             " entries; min(m, n) = ", k, " are needed");
-      },
-      a, t);
+  impl::check_min_dimension_vectors("geqrf_batched", "tau", a, t);
   using Spec = Specialization<routine::geqrf_batched, ExecSpace>;
   if constexpr (Spec::available) {
     if (Spec::handles(a)) return Spec::apply(exec, a, t);

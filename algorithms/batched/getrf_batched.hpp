@@ -98,15 +98,7 @@ void getrf_batched(const ExecSpace& exec, const ABatch& A, const PivBatch& ipiv,
   const auto p = impl::vectors<ExecSpace>(ipiv, "getrf_batched", "ipiv");
   impl::require_same_count("getrf_batched", "ipiv", a, p);
   impl::require_info<ExecSpace>("getrf_batched", info, a.count);
-  impl::check_each_matrix(
-      "getrf_batched",
-      [](int b, const auto& need, const impl::HostSizes& a_sizes,
-         const impl::HostSizes& ipiv_sizes) {
-        const int k = std::min(a_sizes.rows[b], a_sizes.cols[b]);
-        need(ipiv_sizes.rows[b] >= k, "ipiv", "matrix ", b, ": ipiv holds ", ipiv_sizes.rows[b],
-             " entries; min(m, n) = ", k, " are needed");
-      },
-      a, p);
+  impl::check_min_dimension_vectors("getrf_batched", "ipiv", a, p);
   using Spec = Specialization<routine::getrf_batched, ExecSpace>;
   if constexpr (Spec::available) {
     if (Spec::handles(a)) return Spec::apply(exec, a, p, info);

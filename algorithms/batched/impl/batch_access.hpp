@@ -3,6 +3,7 @@
 // batch (a rank-3 View, or a rank-2 View of per-matrix vectors) and a VariableBatch become the
 // same BatchAccess, so every kernel is written and compiled once for both.
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <tuple>
 #include <type_traits>
@@ -219,6 +220,21 @@ void check_each_matrix(const char* routine, const EachMatrix& each_matrix,
   for_each([routine](bool condition, const char* argument, const auto&... why) {
     require(condition, routine, argument, why...);
   });
+}
+
+// Checks that v, a batch of vectors (pivots, tau), holds min(m, n) entries or more for each
+// matrix of a.
+template <class A, class V>
+void check_min_dimension_vectors(const char* routine, const char* argument, const A& a,
+                                 const V& v) {
+  check_each_matrix(
+      routine,
+      [argument](int b, const auto& need, const HostSizes& a_sizes, const HostSizes& v_sizes) {
+        const int k = std::min(a_sizes.rows[b], a_sizes.cols[b]);
+        need(v_sizes.rows[b] >= k, argument, "matrix ", b, ": ", argument, " holds ",
+             v_sizes.rows[b], " entries; min(m, n) = ", k, " are needed");
+      },
+      a, v);
 }
 
 }  // namespace basalt::impl

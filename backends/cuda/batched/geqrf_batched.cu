@@ -160,8 +160,9 @@ template <class T>
 void geqrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<T>& tau,
                          int count, int largest) {
   warp::launch_segments_in_blocks<threads_per_block>(
-      stream, count, largest, [](auto width) { return geqrf_columns<T, decltype(width)::value>; },
-      A, tau, count);
+      stream, count, largest,
+      [](auto size) { return geqrf_columns<T, warp::segment_lanes(decltype(size)::value)>; }, A,
+      tau, count);
 }
 
 #define BASALT_INSTANTIATE_GEQRF_BATCHED_SMALL(T)                                                  \

@@ -11,17 +11,19 @@ namespace basalt::cuda::kernels {
 
 namespace {
 
-// LAPACK's getf2 on matrices of up to S x S, 32 / S of them per warp: lane i of a segment holds
-// the matrix's row i. Rows are not moved: each lane tracks the position its row has reached
+// LAPACK's getf2 on matrices of up to N x N in segments of S lanes (N: 4, 8, 16, 24 or 32; S
+// the power of two that holds N), 32 / S of them per warp: lane i of a segment holds the
+// matrix's row i. Rows are not moved: each lane tracks the position its row has reached
 // under the interchanges so far, and rows land in place when they are stored. The pivot is the
 // first largest magnitude in position order (a NaN never is one; a column with no positive
 // magnitude keeps its diagonal), as in the portable kernel, so both give the same pivots.
 // Control flow is the same on every lane of the warp; what differs between segments is data.
-template <class T, int S>
+template <class T, int N>
 __global__ void __launch_bounds__(warp::block_threads)
     getrf_warp(DeviceBatch<T> batch, DeviceBatch<int> pivots, int* info, std::int64_t info_stride,
                int count) {
   using Real = ops::real_of_t<T>;
+  constexpr int S = warp::segment_lanes(N);
   const int thread = blockIdx.x * warp::block_threads + threadIdx.x;
   if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
   const int b = warp::member(batch, thread / S, count), lane = threadIdx.x % S;
@@ -29,15 +31,15 @@ __global__ void __launch_bounds__(warp::block_threads)
   const warp::Located<int> ipiv = warp::locate(pivots, b);
   const int m = a.rows, n = a.cols, steps = min(m, n);
 
-  T row[S];
+  T row[N];
 #pragma unroll
-  for (int c = 0; c < S; ++c)
+  for (int c = 0; c < N; ++c)
     row[c] = lane < m && c < n ? a.base[lane * a.row_stride + c * a.col_stride] : T{};
 
   int position = lane;
   int first_zero = 0;
 #pragma unroll
-  for (int j = 0; j < S; ++j) {
+  for (int j = 0; j < N; ++j) {
     const bool active = j < steps;
     const Real mine = ops::abs1(row[j]);
     Real best = position >= j && lane < m && mine == mine ? mine : Real(-1);
@@ -66,14 +68,14 @@ __global__ void __launch_bounds__(warp::block_threads)
     const bool below = active && !zero && position > j && lane < m;
     if (below) row[j] = ops::divide(row[j], pivot);
 #pragma unroll
-    for (int c = j + 1; c < S; ++c) {
+    for (int c = j + 1; c < N; ++c) {
       const T u = warp::shuffle<S>(row[c], pivot_lane);
       if (below && c < n) row[c] = ops::minus_product(row[c], row[j], u);
     }
   }
 
 #pragma unroll
-  for (int c = 0; c < S; ++c)
+  for (int c = 0; c < N; ++c)
     if (lane < m && c < n) a.base[position * a.row_stride + c * a.col_stride] = row[c];
   if (lane == 0 && b >= 0) info[b * info_stride] = first_zero;
 }
@@ -84,7 +86,7 @@ template <class T>
 void getrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<int>& ipiv,
                          int* info, std::int64_t info_stride, int count, int largest) {
   warp::launch_segments(
-      stream, count, largest, [](auto width) { return getrf_warp<T, decltype(width)::value>; }, A,
+      stream, count, largest, [](auto size) { return getrf_warp<T, decltype(size)::value>; }, A,
       ipiv, info, info_stride, count);
 }
 

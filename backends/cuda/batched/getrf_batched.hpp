@@ -37,12 +37,12 @@ auto device_batch(const Access& A) {
   return d;
 }
 
-// Launch classes of a variable batch by rows: the warp kernels' segment widths (up to 4, 8, 16
-// and 32 rows: classes 0 to 3), then the block kernels' heights (33 to 64 rows: class 4, and so
+// Launch classes of a variable batch by rows: the warp kernels' size classes (up to 4, 8, 16, 24
+// and 32 rows: classes 0 to 4), then the block kernels' heights (33 to 64 rows: class 5, and so
 // on by 32 rows).
 inline int launch_class(int rows) {
-  if (rows <= 32) return rows <= 4 ? 0 : rows <= 8 ? 1 : rows <= 16 ? 2 : 3;
-  return 3 + (rows + 31) / 32 - 1;
+  if (rows <= 32) return rows <= 4 ? 0 : rows <= 8 ? 1 : rows <= 16 ? 2 : rows <= 24 ? 3 : 4;
+  return 4 + (rows + 31) / 32 - 1;
 }
 
 // Calls launch(stream, a, count, rows, cols) to launch a routine's kernels on the batch a

@@ -16,10 +16,11 @@ namespace {
 // subtracts L(i, j) conj(L(c, j)) from its elements c in j+1..i, L(c, j) shuffled from lane c.
 // A non-positive (or NaN) diagonal stops the matrix there, A(j, j) left as it was updated.
 // Control flow is the same on every lane of the warp; what differs between segments is data.
-template <class T, int S>
+template <class T, int N>
 __global__ void __launch_bounds__(warp::block_threads)
     potrf_warp(bool lower, DeviceBatch<T> batch, int* info, std::int64_t info_stride, int count) {
   using Real = ops::real_of_t<T>;
+  constexpr int S = warp::segment_lanes(N);  // matrices up to N x N in segments of S lanes
   const int thread = blockIdx.x * warp::block_threads + threadIdx.x;
   if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
   const int b = warp::member(batch, thread / S, count), i = threadIdx.x % S;
@@ -31,16 +32,16 @@ __global__ void __launch_bounds__(warp::block_threads)
                  : a.base + c * a.row_stride + i * a.col_stride;
   };
 
-  T row[S];
+  T row[N];
 #pragma unroll
-  for (int c = 0; c < S; ++c) {
+  for (int c = 0; c < N; ++c) {
     row[c] = T{};
     if (c <= i && i < n) row[c] = lower ? *at(c) : ops::conjugate(*at(c));
   }
 
   int failed = 0;
 #pragma unroll
-  for (int j = 0; j < S; ++j) {
+  for (int j = 0; j < N; ++j) {
     const Real diagonal = ops::real_part(warp::shuffle<S>(row[j], j));
     const bool active = j < n && failed == 0 && diagonal > Real(0);
     if (j < n && failed == 0 && !(diagonal > Real(0))) failed = j + 1;
@@ -49,14 +50,14 @@ __global__ void __launch_bounds__(warp::block_threads)
       row[j] = ops::make_scalar<T>(ops::root_from_reciprocal(diagonal, inverse));
     if (active && i > j && i < n) row[j] = ops::times_real(row[j], inverse);
 #pragma unroll
-    for (int c = j + 1; c < S; ++c) {
+    for (int c = j + 1; c < N; ++c) {
       const T l = ops::conjugate(warp::shuffle<S>(row[j], c));
       if (active && c <= i && i < n) row[c] = ops::minus_product(row[c], row[j], l);
     }
   }
 
 #pragma unroll
-  for (int c = 0; c < S; ++c)
+  for (int c = 0; c < N; ++c)
     if (c <= i && i < n) *at(c) = lower ? row[c] : ops::conjugate(row[c]);
   if (i == 0 && b >= 0) info[b * info_stride] = failed;
 }
@@ -67,8 +68,8 @@ template <class T>
 void potrf_batched_small(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
                          std::int64_t info_stride, int count, int largest) {
   warp::launch_segments(
-      stream, count, largest, [](auto width) { return potrf_warp<T, decltype(width)::value>; },
-      lower, A, info, info_stride, count);
+      stream, count, largest, [](auto size) { return potrf_warp<T, decltype(size)::value>; }, lower,
+      A, info, info_stride, count);
 }
 
 #define BASALT_INSTANTIATE_POTRF_BATCHED_SMALL(T)                                       \

@@ -100,32 +100,42 @@ __device__ Located<T> locate(const DeviceBatch<T>& batch, int b) {
           batch.col_stride};
 }
 
-// The smallest segment width that holds a matrix of `size` rows or columns: 4, 8, 16 or 32.
-inline int segment_width(int size) { return size <= 4 ? 4 : size <= 8 ? 8 : size <= 16 ? 16 : 32; }
+// The warp kernels' size classes: matrices of up to 4, 8, 16, 24 or 32 rows and columns, the
+// smallest class that holds `size`. A class of N runs in segments of segment_lanes(N) lanes;
+// 24 has a class of its own, since the LU and Cholesky kernels' steps cost by the class's size,
+// not the matrix's.
+inline int size_class(int size) {
+  return size <= 4 ? 4 : size <= 8 ? 8 : size <= 16 ? 16 : size <= 24 ? 24 : 32;
+}
+__host__ __device__ constexpr int segment_lanes(int size_class) {
+  return size_class <= 16 ? size_class : 32;
+}
 
 constexpr int block_threads = 128;
 
-// Launches kernel_for(std::integral_constant<int, S>{}) (the kernel for segments of S lanes)
-// with one segment per matrix, S the narrowest that holds `largest` rows or columns, so that
-// several small matrices share a warp; blocks of Threads threads (fewer for a kernel whose shared
-// memory grows with the matrices a block holds).
+// Launches kernel_for(std::integral_constant<int, N>{}) (the kernel for matrices of up to N x N,
+// N the size class that holds `largest` rows or columns) with one segment of segment_lanes(N)
+// lanes per matrix, so that several small matrices share a warp; blocks of Threads threads
+// (fewer for a kernel whose shared memory grows with the matrices a block holds).
 template <int Threads, class KernelFor, class... Args>
 void launch_segments_in_blocks(cudaStream_t stream, int count, int largest,
                                const KernelFor& kernel_for, const Args&... args) {
   if (count == 0) return;
-  const auto launch = [&](auto width) {
-    const std::int64_t threads = static_cast<std::int64_t>(count) * width;
+  const auto launch = [&](auto size) {
+    const std::int64_t threads = static_cast<std::int64_t>(count) * segment_lanes(size);
     const int blocks = static_cast<int>((threads + Threads - 1) / Threads);
-    kernel_for(width)<<<blocks, Threads, 0, stream>>>(args...);
+    kernel_for(size)<<<blocks, Threads, 0, stream>>>(args...);
     BASALT_CUDA_CHECK_LAUNCH();
   };
-  switch (segment_width(largest)) {
+  switch (size_class(largest)) {
     case 4:
       return launch(std::integral_constant<int, 4>{});
     case 8:
       return launch(std::integral_constant<int, 8>{});
     case 16:
       return launch(std::integral_constant<int, 16>{});
+    case 24:
+      return launch(std::integral_constant<int, 24>{});
     default:
       return launch(std::integral_constant<int, 32>{});
   }

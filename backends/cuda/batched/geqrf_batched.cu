@@ -27,14 +27,14 @@ constexpr int tile_size = (S + 1) * S + 1;
 // overflowed nor lost squares to underflow, else scaled by the largest magnitude, from x as
 // the lane has already written it to the tile (x(i) at x_in_tile[i], i > j). Inlined into the
 // unrolled loop over j, so that every index of col is a constant.
-template <class T, int S>
-__device__ __forceinline__ void reflector(const T (&col)[S], const T* x_in_tile, int j, T& tau,
+template <class T, int N>
+__device__ __forceinline__ void reflector(const T (&col)[N], const T* x_in_tile, int j, T& tau,
                                           T& divisor, ops::real_of_t<T>& beta) {
   using Real = ops::real_of_t<T>;
   // Four partial sums: a shorter chain of dependent additions on the step's critical path.
   Real partial[4] = {};
 #pragma unroll
-  for (int i = j + 1; i < S; ++i) {
+  for (int i = j + 1; i < N; ++i) {
     const Real re = ops::real_part(col[i]), im = ops::imag_part(col[i]);
     partial[i % 4] += re * re + im * im;
   }
@@ -47,11 +47,11 @@ __device__ __forceinline__ void reflector(const T (&col)[S], const T* x_in_tile,
     // some 50 registers on every path (32 x 32 double).
     Real largest = 0;  // a NaN is passed over here and comes back in the sum
 #pragma unroll 1
-    for (int i = j + 1; i < S; ++i) largest = fmax(largest, ops::magnitude(x_in_tile[i]));
+    for (int i = j + 1; i < N; ++i) largest = fmax(largest, ops::magnitude(x_in_tile[i]));
     const Real scale = largest > Real(0) ? largest : Real(1);
     Real scaled = 0;
 #pragma unroll 1
-    for (int i = j + 1; i < S; ++i) {
+    for (int i = j + 1; i < N; ++i) {
       const Real r = ops::magnitude(x_in_tile[i]) / scale;
       scaled += r * r;
     }
@@ -69,13 +69,15 @@ __device__ __forceinline__ void reflector(const T (&col)[S], const T* x_in_tile,
 // the reflector from its column and leaves x in the tile's column j, every lane divides its row
 // of it (v), and each lane c > j computes w = v^H A(j:m, c) on its own (v read as a broadcast)
 // and updates its column: no reductions across lanes. Rows and columns past the matrix are
-// zero, so the loops over them run to S; the steps stop after the warp's last (the tile's
-// columns past it are then stale only below the diagonal, outside the matrices). Control flow
-// around the shuffles and __syncwarp is the same on every lane of the warp; lanes branch only
-// around their own arithmetic.
-template <class T, int S>
+// zero, so the loops over them run to N, the size class (in segments of S lanes, the power of
+// two that holds N); the steps stop after the warp's last (the tile's columns past it are then
+// stale only below the diagonal, outside the matrices). Control flow around the shuffles and
+// __syncwarp is the same on every lane of the warp; lanes branch only around their own
+// arithmetic.
+template <class T, int N>
 __global__ void __launch_bounds__(threads_per_block)
     geqrf_columns(DeviceBatch<T> batch, DeviceBatch<T> taus, int count) {
+  constexpr int S = warp::segment_lanes(N);  // matrices up to N x N in segments of S lanes
   __shared__ T tiles[threads_per_block / S][tile_size<S>];
   const int thread = blockIdx.x * threads_per_block + threadIdx.x;
   if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
@@ -95,12 +97,12 @@ __global__ void __launch_bounds__(threads_per_block)
     tile[c * (S + 1) + lane] =
         lane < m && c < n ? a.base[lane * a.row_stride + c * a.col_stride] : T{};
   __syncwarp();
-  T col[S];
+  T col[N];
 #pragma unroll
-  for (int i = 0; i < S; ++i) col[i] = tile[lane * (S + 1) + i];
+  for (int i = 0; i < N; ++i) col[i] = tile[lane * (S + 1) + i];
 
 #pragma unroll
-  for (int j = 0; j < S; ++j) {
+  for (int j = 0; j < N; ++j) {
     if (j == warp_steps) break;
     // Column j of the tile is written only at step j (x by lane j, then v by each lane in its
     // own row), each time before a barrier after which the others read it; no element is
@@ -109,7 +111,7 @@ __global__ void __launch_bounds__(threads_per_block)
     T t{}, divisor{};
     if (lane == j) {
 #pragma unroll
-      for (int i = j + 1; i < S; ++i) v[i] = col[i];  // x, or the output if H(j) = I
+      for (int i = j + 1; i < N; ++i) v[i] = col[i];  // x, or the output if H(j) = I
       ops::real_of_t<T> beta;
       reflector(col, v, j, t, divisor, beta);
       if (j < steps) tau.base[j * tau.row_stride] = t;
@@ -128,7 +130,7 @@ __global__ void __launch_bounds__(threads_per_block)
     if (update) {
       T w[2] = {col[j], T{}};  // two partial sums, for the same reason as in reflector
 #pragma unroll
-      for (int i = j + 1; i < S; ++i)
+      for (int i = j + 1; i < N; ++i)
         w[i % 2] = ops::add(w[i % 2], ops::multiply(ops::conjugate(v[i]), col[i]));
       scaled_w = ops::multiply(ops::conjugate(t), ops::add(w[0], w[1]));
       col[j] = ops::minus_product(col[j], ops::make_scalar<T>(1), scaled_w);
@@ -139,17 +141,17 @@ __global__ void __launch_bounds__(threads_per_block)
     __syncwarp();
     if (update) {
 #pragma unroll
-      for (int i = j + 1; i < S; ++i) col[i] = ops::minus_product(col[i], v[i], scaled_w);
+      for (int i = j + 1; i < N; ++i) col[i] = ops::minus_product(col[i], v[i], scaled_w);
     }
   }
 
   // R on and above the diagonal from the registers; below it the tile already holds v.
 #pragma unroll
-  for (int i = 0; i < S; ++i)
+  for (int i = 0; i < N; ++i)
     if (i <= lane) tile[lane * (S + 1) + i] = col[i];
   __syncwarp();
 #pragma unroll
-  for (int c = 0; c < S; ++c)
+  for (int c = 0; c < N; ++c)
     if (lane < m && c < n)
       a.base[lane * a.row_stride + c * a.col_stride] = tile[c * (S + 1) + lane];
 }
@@ -160,8 +162,7 @@ template <class T>
 void geqrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<T>& tau,
                          int count, int largest) {
   warp::launch_segments_in_blocks<threads_per_block>(
-      stream, count, largest,
-      [](auto size) { return geqrf_columns<T, warp::segment_lanes(decltype(size)::value)>; }, A,
+      stream, count, largest, [](auto size) { return geqrf_columns<T, decltype(size)::value>; }, A,
       tau, count);
 }
 

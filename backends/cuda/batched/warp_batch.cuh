@@ -102,7 +102,7 @@ __device__ Located<T> locate(const DeviceBatch<T>& batch, int b) {
 
 // The warp kernels' size classes: matrices of up to 4, 8, 16, 24 or 32 rows and columns, the
 // smallest class that holds `size`. A class of N runs in segments of segment_lanes(N) lanes;
-// 24 has a class of its own, since the LU and Cholesky kernels' steps cost by the class's size,
+// 24 has a class of its own, since the kernels' steps cost by the class's size,
 // not the matrix's.
 inline int size_class(int size) {
   return size <= 4 ? 4 : size <= 8 ? 8 : size <= 16 ? 16 : size <= 24 ? 24 : 32;

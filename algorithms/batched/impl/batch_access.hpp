@@ -195,18 +195,18 @@ class HostSizes {
 
 // Checks the matrices that matrices_to_check names: each_matrix(b, need, sizes...) states
 // matrix b's requirements as need(condition, argument, why...) (require's arguments after the
-// routine), with sizes the HostSizes of `batches`, in order. A first pass only gathers the
-// conditions, in a loop without branches over plain arrays; only when one fails does a
+// routine), with sizes the HostSizes of the batches (first, rest...), in order. A first pass only
+// gathers the conditions, in a loop without branches over plain arrays; only when one fails does a
 // second pass throw require's InvalidArgument for the first. A call on 20000 small matrices
 // takes tens of microseconds on a GPU; the checks one by one through BatchAccess's accessors
 // took as long (a branch per check, then a branch on the form that the compiler left in the
 // loop).
-template <class EachMatrix, class... Access>
-void check_each_matrix(const char* routine, const EachMatrix& each_matrix,
-                       const Access&... batches) {
-  const int checked = matrices_to_check(std::get<0>(std::tie(batches...)).count, batches...);
+template <class EachMatrix, class First, class... Rest>
+void check_each_matrix(const char* routine, const EachMatrix& each_matrix, const First& first,
+                       const Rest&... rest) {
+  const int checked = matrices_to_check(first.count, first, rest...);
   // Moved into the tuple, a HostSizes keeps its arrays where they were.
-  const auto sizes = std::make_tuple(HostSizes(batches, checked)...);
+  const auto sizes = std::make_tuple(HostSizes(first, checked), HostSizes(rest, checked)...);
   const auto for_each = [&](const auto& need) {
     std::apply(
         [&](const auto&... sizes_of) {

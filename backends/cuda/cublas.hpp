@@ -10,6 +10,7 @@
 
 #include "basalt/backends/cuda/error.hpp"
 #include "basalt/backends/cuda/scalar.hpp"
+#include "basalt/backends/cuda/side_streams.hpp"
 #include "basalt/core/dispatch.hpp"
 
 namespace basalt::cublas {
@@ -21,19 +22,25 @@ inline void check(cublasStatus_t status, const char* call) {
 }
 
 // One handle per host thread and device, created on first use: cublasCreate costs far more than
-// a factorization of a small matrix. The handle follows the stream of each call.
+// a factorization of a small matrix. The handle follows the stream of each call; the look-ahead
+// stream has a handle of its own, since a handle's default workspace must not serve two streams
+// at once.
 inline cublasHandle_t handle(const Kokkos::Cuda& exec) {
+  constexpr int max_devices = 64;
   struct Handles {
-    cublasHandle_t by_device[64] = {};
+    cublasHandle_t by_device[max_devices][2] = {};
     ~Handles() {
-      for (auto h : by_device)
-        if (h) cublasDestroy(h);
+      for (auto& pair : by_device)
+        for (auto h : pair)
+          if (h) cublasDestroy(h);
     }
   };
   thread_local Handles handles;
   const int device = exec.cuda_device();
-  if (device < 0 || device >= 64) throw std::runtime_error("basalt: CUDA device id out of range");
-  cublasHandle_t& h = handles.by_device[device];
+  if (device < 0 || device >= max_devices)
+    throw std::runtime_error("basalt: CUDA device id out of range");
+  const bool look_ahead = exec.cuda_stream() == cuda::look_ahead_stream(device);
+  cublasHandle_t& h = handles.by_device[device][look_ahead];
   if (!h) {
     int current = 0;
     BASALT_CUDA_CHECK(cudaGetDevice(&current));

@@ -13,6 +13,7 @@
 #include "basalt/core/dispatch.hpp"
 #include "basalt/core/lu_state.hpp"
 #include "basalt/core/profiling.hpp"
+#include "basalt/core/side_space.hpp"
 #include "basalt/core/tuning.hpp"
 #include "basalt/core/views.hpp"
 
@@ -65,30 +66,50 @@ void factor_panel(const ExecSpace& exec, const PView& P, const PivView& ipiv, in
   shift_pivots(exec, ipiv_right, n1);
 }
 
-// Blocked right-looking LU of A (m x n, LayoutLeft): for each block of nb columns, the recursive
-// panel, its interchanges left and right of it, then trsm and gemm on the trailing matrix.
+// Blocked right-looking LU of A (m x n, LayoutLeft) with look-ahead: once block j's panel is
+// factored, the next block column is brought up to date first and its panel factored on a side
+// instance while exec applies block j's interchanges to the left and updates the rest of the
+// trailing matrix (trsm and gemm), so that the panel's latency hides behind the large gemm
+// (seed 000's hybrid look-ahead, with the panel on the GPU too). Where the side is exec itself,
+// the same work runs in the same order as the plain blocked loop.
 template <class ExecSpace, class AView, class PivView, class State>
 void getrf(const ExecSpace& exec, const AView& A, const PivView& ipiv, const State& state,
            tuning::Lu tune) {
   using T = typename AView::non_const_value_type;
   const int m = static_cast<int>(A.extent(0)), n = static_cast<int>(A.extent(1));
   const int mn = std::min(m, n);
+  if (mn == 0) return;
+  const SideSpace<ExecSpace> side(exec);
+  const auto panel = [&](const ExecSpace& space, int j) {
+    const auto block = std::make_pair(j, std::min(j + tune.block, mn));
+    factor_panel(space, Kokkos::subview(A, std::make_pair(j, m), block),
+                 Kokkos::subview(ipiv, block), j, state, tune.recursion_width);
+  };
+  panel(exec, 0);
   for (int j = 0; j < mn; j += tune.block) {
-    const int jb = std::min(tune.block, mn - j);
-    const auto rows = std::make_pair(j, m), block = std::make_pair(j, j + jb),
-               trailing = std::make_pair(j + jb, n);
+    const int jb = std::min(tune.block, mn - j), next = j + jb;
+    const int next_end = std::min(next + tune.block, mn);  // the next panel's columns end
+    const auto rows = std::make_pair(j, m), block = std::make_pair(j, next),
+               below = std::make_pair(next, m);
     const auto ipiv_block = Kokkos::subview(ipiv, block);
-    factor_panel(exec, Kokkos::subview(A, rows, block), ipiv_block, j, state, tune.recursion_width);
+    // Columns [first, last) brought up to date with block j: its interchanges, the triangular
+    // solve for U's rows and the rank-jb update below.
+    const auto update = [&](int first, int last) {
+      if (first >= last) return;
+      const auto columns = std::make_pair(first, last);
+      apply_laswp(exec, Kokkos::subview(A, rows, columns), ipiv_block, 1, jb, Direction::forward);
+      trsm_left(exec, true, Op::none, true, T(1), Kokkos::subview(A, block, block),
+                Kokkos::subview(A, block, columns));
+      gemm(exec, Op::none, Op::none, T(-1), Kokkos::subview(A, below, block),
+           Kokkos::subview(A, block, columns), T(1), Kokkos::subview(A, below, columns));
+    };
+    update(next, next_end);
+    if (next < mn) panel(side.fork(), next);
     apply_laswp(exec, Kokkos::subview(A, rows, std::make_pair(0, j)), ipiv_block, 1, jb,
                 Direction::forward);
-    apply_laswp(exec, Kokkos::subview(A, rows, trailing), ipiv_block, 1, jb, Direction::forward);
+    update(next_end, n);
     shift_pivots(exec, ipiv_block, j);
-    if (j + jb >= n) continue;
-    trsm_left(exec, true, Op::none, true, T(1), Kokkos::subview(A, block, block),
-              Kokkos::subview(A, block, trailing));
-    gemm(exec, Op::none, Op::none, T(-1), Kokkos::subview(A, std::make_pair(j + jb, m), block),
-         Kokkos::subview(A, block, trailing), T(1),
-         Kokkos::subview(A, std::make_pair(j + jb, m), trailing));
+    side.join();
   }
 }
 

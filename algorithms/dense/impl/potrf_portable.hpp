@@ -16,6 +16,7 @@
 #include "basalt/core/cholesky_state.hpp"
 #include "basalt/core/dispatch.hpp"
 #include "basalt/core/profiling.hpp"
+#include "basalt/core/side_space.hpp"
 #include "basalt/core/tuning.hpp"
 #include "basalt/core/views.hpp"
 
@@ -142,26 +143,58 @@ void factor_panel(const ExecSpace& exec, Triangle uplo, const PView& P, int offs
   }
 }
 
+// The trailing columns [first, last) of the n x n A brought up to date with the factored block
+// of columns `block`: lower, A(first:last, first:last) -= L1 L1^H (herk) and the rows below,
+// A(last:n, first:last) -= L2 L1^H (gemm), for L1 = A(first:last, block), L2 = A(last:n, block);
+// upper, the same mirrored.
+template <class ExecSpace, class AView>
+void update_columns(const ExecSpace& exec, Triangle uplo, const AView& A, std::pair<int, int> block,
+                    int first, int last) {
+  using T = typename AView::non_const_value_type;
+  using Real = real_t<T>;
+  const int n = static_cast<int>(A.extent(0));
+  if (first >= last) return;
+  const auto columns = std::make_pair(first, last), below = std::make_pair(last, n);
+  if (uplo == Triangle::lower) {
+    herk(exec, true, Op::none, Real(-1), Kokkos::subview(A, columns, block), Real(1),
+         Kokkos::subview(A, columns, columns));
+    if (last < n)
+      gemm(exec, Op::none, Op::conj_transpose, T(-1), Kokkos::subview(A, below, block),
+           Kokkos::subview(A, columns, block), T(1), Kokkos::subview(A, below, columns));
+  } else {
+    herk(exec, false, Op::conj_transpose, Real(-1), Kokkos::subview(A, block, columns), Real(1),
+         Kokkos::subview(A, columns, columns));
+    if (last < n)
+      gemm(exec, Op::conj_transpose, Op::none, T(-1), Kokkos::subview(A, block, columns),
+           Kokkos::subview(A, block, below), T(1), Kokkos::subview(A, columns, below));
+  }
+}
+
 // Blocked right-looking Cholesky of the n x n A: for each panel of nb columns (from the diagonal
-// down), the panel, then herk on the trailing matrix. Info stays in state.
+// down), the panel, then the trailing matrix's update, with look-ahead as in getrf: the next
+// panel's columns first, then that panel on a side instance while exec updates the rest. Info
+// stays in state.
 template <class ExecSpace, class AView, class State>
 void potrf(const ExecSpace& exec, Triangle uplo, const AView& A, const State& state,
            tuning::Cholesky tune) {
-  using Real = real_t<typename AView::non_const_value_type>;
   const int n = static_cast<int>(A.extent(0));
+  if (n == 0) return;
+  const auto panel = [&](const ExecSpace& space, int j) {
+    const auto block = std::make_pair(j, std::min(j + tune.block, n)), rest = std::make_pair(j, n);
+    if (uplo == Triangle::lower)
+      factor_panel(space, uplo, Kokkos::subview(A, rest, block), j, state, tune);
+    else
+      factor_panel(space, uplo, Kokkos::subview(A, block, rest), j, state, tune);
+  };
+  const SideSpace<ExecSpace> side(exec);
+  panel(exec, 0);
   for (int j = 0; j < n; j += tune.block) {
-    const int jb = std::min(tune.block, n - j);
-    const auto block = std::make_pair(j, j + jb), rest = std::make_pair(j, n),
-               trailing = std::make_pair(j + jb, n);
-    const auto A22 = Kokkos::subview(A, trailing, trailing);
-    if (uplo == Triangle::lower) {
-      factor_panel(exec, uplo, Kokkos::subview(A, rest, block), j, state, tune);
-      herk(exec, true, Op::none, Real(-1), Kokkos::subview(A, trailing, block), Real(1), A22);
-    } else {
-      factor_panel(exec, uplo, Kokkos::subview(A, block, rest), j, state, tune);
-      herk(exec, false, Op::conj_transpose, Real(-1), Kokkos::subview(A, block, trailing), Real(1),
-           A22);
-    }
+    const int next = std::min(j + tune.block, n), next_end = std::min(next + tune.block, n);
+    const auto block = std::make_pair(j, next);
+    update_columns(exec, uplo, A, block, next, next_end);
+    if (next < n) panel(side.fork(), next);
+    update_columns(exec, uplo, A, block, next_end, n);
+    side.join();
   }
 }
 

@@ -23,6 +23,7 @@
 #include "basalt/algorithms/dense/impl/blas.hpp"
 #include "basalt/core/dispatch.hpp"
 #include "basalt/core/profiling.hpp"
+#include "basalt/core/side_space.hpp"
 #include "basalt/core/tuning.hpp"
 #include "basalt/core/views.hpp"
 
@@ -362,7 +363,10 @@ void factor_panel(const ExecSpace& exec, const PView& P, const TauView& tau, con
 }
 
 // Blocked Householder QR of A (m x n): per block of nb columns, the recursive panel with its T
-// and padded reflectors, then Q^H of the panel on the trailing columns.
+// and padded reflectors, then Q^H of the panel on the trailing columns, with look-ahead as in
+// getrf: the next block column first, then its panel on a side instance while exec applies
+// Q^H to the rest. Two workspaces alternate by block, so that the next panel writes its T and
+// reflectors while exec's larfb reads this block's.
 template <class ExecSpace, class AView, class TauView>
 void geqrf(const ExecSpace& exec, const AView& A, const TauView& tau, tuning::Qr tune) {
   using T = typename AView::non_const_value_type;
@@ -370,18 +374,39 @@ void geqrf(const ExecSpace& exec, const AView& A, const TauView& tau, tuning::Qr
   const int k = std::min(m, n);
   if (k == 0) return;
   const int nb = std::min(tune.block, k);
-  const QrWork<ExecSpace, T> work(nb, nb, std::max(n, nb), m, nb, m,
-                                  std::min(tune.recursion_width, nb));
-  for (int j = 0; j < k; j += nb) {
+  const auto make_work = [&](bool used) {
+    return used ? QrWork<ExecSpace, T>(nb, nb, std::max(n, nb), m, nb, m,
+                                       std::min(tune.recursion_width, nb))
+                : QrWork<ExecSpace, T>(0, 0, 0, 0, 0, 0, 0);
+  };
+  const QrWork<ExecSpace, T> work[2] = {make_work(true), make_work(k > nb)};
+  const auto work_of = [&](int j) -> const QrWork<ExecSpace, T>& { return work[j / nb % 2]; };
+  const auto reflectors = [&](int j) {
+    return Kokkos::subview(work_of(j).v, range(0, m - j), range(0, std::min(nb, k - j)));
+  };
+  const auto t_factor = [&](int j) {
     const int jb = std::min(nb, k - j);
-    const auto rows = range(j, m), block = range(j, j + jb);
-    const auto Tf = Kokkos::subview(work.t, range(0, jb), range(0, jb));
-    const auto Vp = Kokkos::subview(work.v, range(0, m - j), range(0, jb));
-    factor_panel(exec, Kokkos::subview(A, rows, block), Kokkos::subview(tau, block), Tf, Vp, work,
-                 tune);
-    if (j + jb < n)
-      larfb(exec, ApplySide::left, Op::conj_transpose, Vp, Tf,
-            Kokkos::subview(A, rows, range(j + jb, n)), work.w);
+    return Kokkos::subview(work_of(j).t, range(0, jb), range(0, jb));
+  };
+  const auto panel = [&](const ExecSpace& space, int j) {
+    const auto block = range(j, std::min(j + nb, k));
+    factor_panel(space, Kokkos::subview(A, range(j, m), block), Kokkos::subview(tau, block),
+                 t_factor(j), reflectors(j), work_of(j), tune);
+  };
+  const SideSpace<ExecSpace> side(exec);
+  panel(exec, 0);
+  for (int j = 0; j < k; j += nb) {
+    const int next = std::min(j + nb, k), next_end = std::min(next + nb, k);
+    // Q^H of block j on columns [first, last).
+    const auto update = [&](int first, int last) {
+      if (first < last)
+        larfb(exec, ApplySide::left, Op::conj_transpose, reflectors(j), t_factor(j),
+              Kokkos::subview(A, range(j, m), range(first, last)), work_of(j).w);
+    };
+    update(next, next_end);
+    if (next < k) panel(side.fork(), next);
+    update(next_end, n);
+    side.join();
   }
 }
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"
-#include "basalt/backends/cuda/batched/side_streams.hpp"
+#include "basalt/backends/cuda/side_streams.hpp"
 #include "basalt/backends/cuda/scalar.hpp"
 #include "basalt/core/dispatch.hpp"
 

@@ -203,7 +203,8 @@ __global__ void __launch_bounds__(panel_threads)
             max(largest_exponent, __shfl_xor_sync(0xffffffff, largest_exponent, offset));
       Real q = 0;
       for (int b = lane; b < blocks; b += 32)
-        q += scale2(ops::load_coherent(&squares[b]), 2 * (ops::load_coherent(&exponents[b]) - largest_exponent));
+        q += scale2(ops::load_coherent(&squares[b]),
+                    2 * (ops::load_coherent(&exponents[b]) - largest_exponent));
       q = warp_reduce(q, Plus());
       if (lane == 0) column_norm = scale2(square_root(q), largest_exponent);
     }
@@ -235,8 +236,8 @@ __global__ void __launch_bounds__(panel_threads)
                                ops::load_coherent(&exponents[b]) - shift));
       s = warp_reduce(s, Plus());
       if (lane == 0)
-        update[c] =
-            ops::multiply(applied, ops::add(ops::load_coherent(&row[c]), ops::multiply(s, inverse)));
+        update[c] = ops::multiply(applied,
+                                  ops::add(ops::load_coherent(&row[c]), ops::multiply(s, inverse)));
     }
     // v below the diagonal, divided, not multiplied by a reciprocal that could overflow (as the
     // portable geqr2); R's diagonal in place of v(j) = 1, which the update below takes as one.
@@ -272,7 +273,7 @@ void geqr2(int device, cudaStream_t stream, T* panel, T* tau, const Geqr2Problem
   using Real = ops::real_of_t<T>;
   if (p.p > geqr2_height_limit(device, p.w, sizeof(T)))
     throw std::invalid_argument("basalt: cuda geqr2: the panel exceeds the fused kernel's height");
-  const auto grid = panel_grid::plan(device, p.p, p.w, sizeof(T), static_shared_bytes,
+  const auto grid = panel_grid::plan(device, stream, p.p, p.w, sizeof(T), static_shared_bytes,
                                      min_rows_per_block);
   const int blocks = grid.blocks, rows_per_block = grid.rows_per_block;
   const auto kernel = factor_panel<T, Real>;

@@ -182,8 +182,8 @@ void getf2(int device, cudaStream_t stream, T* panel, int* ipiv, int* info, cons
   using Real = ops::real_of_t<T>;
   if (p.m > getf2_height_limit(device, p.w, sizeof(T)))
     throw std::invalid_argument("basalt: cuda getf2: the panel exceeds the fused kernel's height");
-  const auto grid =
-      panel_grid::plan(device, p.m, p.w, sizeof(T), static_shared_bytes, min_rows_per_block);
+  const auto grid = panel_grid::plan(device, stream, p.m, p.w, sizeof(T), static_shared_bytes,
+                                     min_rows_per_block);
   const int blocks = grid.blocks, rows_per_block = grid.rows_per_block;
   const auto kernel = factor_panel<T, Real>;
   panel_grid::make_resident(kernel, panel_threads, grid, device);

@@ -9,6 +9,7 @@
 #include <cstddef>
 
 #include "basalt/backends/cuda/error.hpp"
+#include "basalt/backends/cuda/side_streams.hpp"
 
 namespace basalt::cuda::kernels::panel_grid {
 
@@ -47,12 +48,19 @@ struct Grid {
 };
 
 // Blocks of min_rows rows or more (fewer, and the barrier costs more than the rows' work
-// saves), at most one per multiprocessor. rows must be within height_limit.
-inline Grid plan(int device, int rows, int w, int entry_bytes, int static_bytes, int min_rows) {
-  const int wanted = std::min(multiprocessors(device), (rows + min_rows - 1) / min_rows);
+// saves), at most one per multiprocessor. On the look-ahead stream, where the panel runs beside
+// the trailing update, at most a quarter of the multiprocessors where the rows fit in that many
+// blocks: on the H100 (132 SMs, d, getrf 8192 / 16384) bounds of 16 / 24 / 32 / 48 blocks gave
+// 55.9 / 53.1 / 51.3 / 53.6 and 149.1 / 145.6 / 144.4 / 157.3 ms, no bound 51.9 and 152.1 ms.
+// rows must be within height_limit.
+inline Grid plan(int device, cudaStream_t stream, int rows, int w, int entry_bytes,
+                 int static_bytes, int min_rows) {
+  const int sms = multiprocessors(device);
+  const int most = stream == look_ahead_stream(device) ? std::max(1, sms / 4) : sms;
+  const int wanted = std::min(most, (rows + min_rows - 1) / min_rows);
   Grid grid;
-  grid.rows_per_block = std::min((rows + wanted - 1) / wanted,
-                                 rows_that_fit(device, w, entry_bytes, static_bytes));
+  grid.rows_per_block =
+      std::min((rows + wanted - 1) / wanted, rows_that_fit(device, w, entry_bytes, static_bytes));
   grid.blocks = (rows + grid.rows_per_block - 1) / grid.rows_per_block;
   grid.shared_bytes = (std::size_t(grid.rows_per_block) + 1) * w * entry_bytes;
   return grid;
@@ -65,8 +73,8 @@ void make_resident(Kernel kernel, int threads, const Grid& grid, int device) {
   BASALT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          int(grid.shared_bytes)));
   int per_sm = 0;
-  BASALT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads,
-                                                                  grid.shared_bytes));
+  BASALT_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, grid.shared_bytes));
   if (per_sm * multiprocessors(device) < grid.blocks)
     BASALT_CUDA_CHECK(cudaErrorCooperativeLaunchTooLarge);
 }

@@ -1,0 +1,34 @@
+#pragma once
+// Streams of Basalt's own beside the caller's, made once per device and kept for the life of
+// the process. No Kokkos: plain CUDA.
+#include <cuda_runtime.h>
+
+namespace basalt::cuda {
+
+// Four streams on which the batched kernels launch a variable batch's classes of sizes, so that
+// the launches overlap: each has a tail (its last blocks running on a few SMs) that the next
+// class's blocks can fill; on one stream, those tails left SMs idle (perf/NOTES.md, "Variable
+// batches"). Construction makes them wait for the work queued on `stream` so far; join() makes
+// `stream` wait for the work queued since on the side streams handed out by operator[].
+class SideStreams {
+ public:
+  static constexpr int count = 4;
+  SideStreams(int device, cudaStream_t stream);
+  cudaStream_t operator[](int k);
+  void join();
+
+ private:
+  cudaStream_t stream_;
+  const cudaStream_t* side_;
+  int handed_out_ = 0;  // side streams 0 .. handed_out_ - 1 have been handed out
+};
+
+// The device's look-ahead stream: of the highest priority, so that a factorization's next panel,
+// queued on it beside the trailing update, gets the multiprocessors that the update's blocks
+// free first.
+cudaStream_t look_ahead_stream(int device);
+
+// `waiting` waits for the work queued on `on` so far.
+void wait_for(cudaStream_t waiting, cudaStream_t on);
+
+}  // namespace basalt::cuda

@@ -204,6 +204,23 @@ TEMPLATE_TEST_CASE("geqrf with either geqr2", "[geqrf]", float, double, Kokkos::
       }
 }
 
+// Look-ahead over many blocks (48 columns, leaves of 16): each next panel is factored on the side
+// instance (on CUDA, its own stream) with the second workspace while exec applies the block's
+// Q^H to the rest of the trailing matrix.
+TEMPLATE_TEST_CASE("geqrf with look-ahead over many blocks", "[geqrf]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  const tuning::Qr tune{48, 16, 100};
+  int index = 0;
+  for (const auto [m, n] : std::vector<Shape>{{300, 250}, {250, 300}, {400, 100}})
+    for (Kind kind : {Kind::random, Kind::graded}) {
+      const bool padded = ++index % 2 == 0;
+      CAPTURE(m, n, static_cast<int>(kind), padded);
+      check_geqrf(test_matrix<T>(m, n, kind), kind, padded,
+                  [&](const auto& A, const auto& tau) { impl::geqrf(Exec(), A, tau, tune); });
+    }
+}
+
 // The GPU's tuning on this backend: 256-column blocks, panels halved five times down to 16
 // columns, T joined over blocks of up to 128 reflectors; widths not powers of two split unevenly.
 TEMPLATE_TEST_CASE("QR routines with the GPU's tuning", "[geqrf][ormqr][orgqr]", float, double,

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "basalt/algorithms/dense/gesv.hpp"
 #include "basalt/algorithms/dense/getrs.hpp"
@@ -78,16 +79,24 @@ struct Factored {
 };
 
 // basalt::getrf on the default execution space, on a sub-view with a leading dimension larger
-// than m, the padding checked untouched.
+// than m, the padding checked untouched; with `tune`, the driver under those block sizes.
 template <class T>
-Factored<T> factor(const Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace>& a) {
+Factored<T> factor(const Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace>& a,
+                   std::optional<tuning::Lu> tune = std::nullopt) {
   const int m = a.extent(0), n = a.extent(1), pad = 3;
   Kokkos::View<T**, Kokkos::LayoutLeft, Exec::memory_space> storage("storage", m + pad, n);
   Kokkos::deep_copy(storage, T(7));
   auto A = Kokkos::subview(storage, std::make_pair(1, 1 + m), Kokkos::ALL);
   Kokkos::deep_copy(A, Kokkos::create_mirror_view_and_copy(Exec::memory_space(), a));
   PivotVector<> ipiv("ipiv", std::min(m, n));
-  const int info = getrf(Exec(), A, ipiv);
+  int info = 0;
+  if (tune) {
+    impl::LuState<Exec, real_t<T>> state;
+    impl::getrf(Exec(), A, ipiv, state, *tune);
+    Kokkos::deep_copy(info, state.info);
+  } else {
+    info = getrf(Exec(), A, ipiv);
+  }
   auto stored = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), storage);
   for (int j = 0; j < n; ++j) {
     CHECK(stored(0, j) == T(7));
@@ -106,6 +115,22 @@ const std::vector<std::pair<int, int>> shapes = {
     {63, 63},   {65, 65},   {127, 127}, {129, 129}, {257, 257}, {300, 70}, {70, 300},
     {400, 260}, {520, 515}};
 
+// Double precision has no near-ties among random pivots: the pivots must be LAPACK's.
+template <class T>
+void check_lapack_pivots(const Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace>& a,
+                         const Factored<T>& f) {
+  if constexpr (std::is_same_v<real_t<T>, double>) {
+    const int mn = std::min(a.extent(0), a.extent(1));
+    auto reference = Kokkos::create_mirror(Kokkos::HostSpace(), a);
+    Kokkos::deep_copy(reference, a);
+    Kokkos::View<int*, Kokkos::HostSpace> reference_ipiv("ipiv", mn);
+    CHECK(lapacke::getrf(reference, reference_ipiv) == 0);
+    bool same = true;
+    for (int k = 0; k < mn; ++k) same = same && f.ipiv(k) == reference_ipiv(k);
+    CHECK(same);
+  }
+}
+
 }  // namespace
 
 TEMPLATE_TEST_CASE("getrf factors PA = LU as LAPACK does", "[getrf]", float, double,
@@ -118,16 +143,23 @@ TEMPLATE_TEST_CASE("getrf factors PA = LU as LAPACK does", "[getrf]", float, dou
       const auto f = factor(a);
       CHECK(f.info == 0);
       CHECK(lu_backward_error<T>(widen(a), f.lu, f.ipiv) < 30);
-      // Double precision has no near-ties among random pivots: the pivots must be LAPACK's.
-      if constexpr (std::is_same_v<real_t<T>, double>) {
-        auto reference = Kokkos::create_mirror(Kokkos::HostSpace(), a);
-        Kokkos::deep_copy(reference, a);
-        Kokkos::View<int*, Kokkos::HostSpace> reference_ipiv("ipiv", std::min(m, n));
-        CHECK(lapacke::getrf(reference, reference_ipiv) == 0);
-        bool same = true;
-        for (int k = 0; k < std::min(m, n); ++k) same = same && f.ipiv(k) == reference_ipiv(k);
-        CHECK(same);
-      }
+      check_lapack_pivots(a, f);
+    }
+}
+
+// Look-ahead over many blocks (64 columns, leaves of 16): each next panel is factored on the
+// side instance (on CUDA, its own stream) while exec updates the rest of the trailing matrix.
+TEMPLATE_TEST_CASE("getrf with look-ahead over many blocks", "[getrf]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  for (const auto [m, n] : std::vector<std::pair<int, int>>{{520, 520}, {600, 390}, {390, 600}})
+    for (Kind kind : {Kind::random, Kind::ill_conditioned}) {
+      CAPTURE(m, n, static_cast<int>(kind));
+      const auto a = make_matrix<T>(m, n, kind);
+      const auto f = factor(a, tuning::Lu{64, 16});
+      CHECK(f.info == 0);
+      CHECK(lu_backward_error<T>(widen(a), f.lu, f.ipiv) < 30);
+      check_lapack_pivots(a, f);
     }
 }
 

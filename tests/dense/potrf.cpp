@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "basalt/algorithms/dense/posv.hpp"
@@ -100,9 +101,11 @@ struct Factored {
 };
 
 // basalt::potrf on a sub-view with a leading dimension larger than n, whose other triangle holds
-// NaN (never to be read or written) and whose padding rows must stay untouched.
+// NaN (never to be read or written) and whose padding rows must stay untouched; with `tune`, the
+// driver under those block sizes.
 template <class T>
-Factored<T> factor(const HostMatrix<T>& a, Triangle uplo) {
+Factored<T> factor(const HostMatrix<T>& a, Triangle uplo,
+                   std::optional<tuning::Cholesky> tune = std::nullopt) {
   const int n = a.extent(0), pad = 3;
   const T sentinel(7), nan(std::numeric_limits<real_t<T>>::quiet_NaN());
   HostMatrix<T> input("input", n, n);
@@ -112,7 +115,14 @@ Factored<T> factor(const HostMatrix<T>& a, Triangle uplo) {
   Kokkos::deep_copy(storage, sentinel);
   auto A = Kokkos::subview(storage, std::make_pair(1, 1 + n), Kokkos::ALL);
   Kokkos::deep_copy(A, test::device_copy(input));
-  const int info = potrf(Exec(), uplo, A);
+  int info = 0;
+  if (tune) {
+    impl::CholeskyState<Exec, T> state;
+    impl::potrf(Exec(), uplo, A, state, *tune);
+    info = impl::finish_potrf(Exec(), A, state);
+  } else {
+    info = potrf(Exec(), uplo, A);
+  }
   auto stored = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), storage);
   bool padding_kept = true, other_triangle_kept = true;
   HostMatrix<T> f("F", n, n);
@@ -176,6 +186,30 @@ TEMPLATE_TEST_CASE("potrf factors A = L L^H and U^H U as LAPACK does", "[potrf]"
         }
       }
     }
+}
+
+// Look-ahead over many blocks (64 columns, leaf panels of 32, diagonal blocks of 16): each next
+// panel is factored on the side instance (on CUDA, its own stream) while exec updates the rest
+// of the trailing matrix; and a failure in a later block.
+TEMPLATE_TEST_CASE("potrf with look-ahead over many blocks", "[potrf]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  const tuning::Cholesky tune{64, 32, 16};
+  for (const int n : {300, 521})
+    for (Kind kind : {Kind::random, Kind::ill_conditioned})
+      for (Triangle uplo : {Triangle::lower, Triangle::upper}) {
+        CAPTURE(n, static_cast<int>(kind), name(uplo));
+        const auto a = make_spd<T>(n, kind);
+        const auto f = factor(a, uplo, tune);
+        CHECK(f.info == 0);
+        CHECK(cholesky_backward_error(a, uplo, f.f) < 30);
+      }
+  for (Triangle uplo : {Triangle::lower, Triangle::upper}) {
+    CAPTURE(name(uplo));
+    auto a = make_spd<T>(300, Kind::random);
+    a(200, 200) = T(-1);
+    CHECK(factor(a, uplo, tune).info == 201);
+  }
 }
 
 TEMPLATE_TEST_CASE("potrf reports LAPACK's info on matrices that are not positive definite",

@@ -71,7 +71,7 @@ void factor_panel(const ExecSpace& exec, const PView& P, const PivView& ipiv, in
 // instance while exec applies block j's interchanges to the left and updates the rest of the
 // trailing matrix (trsm and gemm), so that the panel's latency hides behind the large gemm
 // (seed 000's hybrid look-ahead, with the panel on the GPU too). Where the side is exec itself,
-// the same work runs in the same order as the plain blocked loop.
+// the same work runs one piece after another.
 template <class ExecSpace, class AView, class PivView, class State>
 void getrf(const ExecSpace& exec, const AView& A, const PivView& ipiv, const State& state,
            tuning::Lu tune) {

@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <mutex>
 
 #include "basalt/backends/cuda/error.hpp"
@@ -33,6 +32,31 @@ const cudaStream_t* streams_of(int device) {
   return streams[device];
 }
 
+// This host thread's events on the device, made on first use and reused, since a variable batch
+// of small matrices takes 10 to 30 us a call, of which creating and destroying events took a
+// noticeable part (perf/NOTES.md, "Variable batches up to n = 32"). Reuse is safe: a stream
+// waits for an event's record as it stood when the wait was queued.
+cudaEvent_t event_of(int device, int slot) {
+  struct Events {
+    cudaEvent_t by_device[max_devices][SideStreams::count + 1] = {};
+    ~Events() {
+      for (auto& slots : by_device)
+        for (auto event : slots)
+          if (event) cudaEventDestroy(event);
+    }
+  };
+  thread_local Events events;
+  cudaEvent_t& event = events.by_device[device][slot];
+  if (!event) {
+    int current = 0;
+    BASALT_CUDA_CHECK(cudaGetDevice(&current));
+    BASALT_CUDA_CHECK(cudaSetDevice(device));
+    BASALT_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    BASALT_CUDA_CHECK(cudaSetDevice(current));
+  }
+  return event;
+}
+
 }  // namespace
 
 void wait_for(cudaStream_t waiting, cudaStream_t on) {
@@ -44,22 +68,22 @@ void wait_for(cudaStream_t waiting, cudaStream_t on) {
 }
 
 SideStreams::SideStreams(int device, cudaStream_t stream)
-    : stream_(stream), side_(streams_of(device)) {
-  cudaEvent_t queued;
-  BASALT_CUDA_CHECK(cudaEventCreateWithFlags(&queued, cudaEventDisableTiming));
-  BASALT_CUDA_CHECK(cudaEventRecord(queued, stream_));
-  for (int k = 0; k < count; ++k) BASALT_CUDA_CHECK(cudaStreamWaitEvent(side_[k], queued, 0));
-  BASALT_CUDA_CHECK(cudaEventDestroy(queued));
+    : device_(device), stream_(stream), side_(streams_of(device)) {
+  BASALT_CUDA_CHECK(cudaEventRecord(event_of(device_, count), stream_));
 }
 
 cudaStream_t SideStreams::operator[](int k) {
   k %= count;
-  handed_out_ = std::max(handed_out_, k + 1);
+  for (; handed_out_ <= k; ++handed_out_)
+    BASALT_CUDA_CHECK(cudaStreamWaitEvent(side_[handed_out_], event_of(device_, count), 0));
   return side_[k];
 }
 
 void SideStreams::join() {
-  for (int k = 0; k < handed_out_; ++k) wait_for(stream_, side_[k]);
+  for (int k = 0; k < handed_out_; ++k) {
+    BASALT_CUDA_CHECK(cudaEventRecord(event_of(device_, k), side_[k]));
+    BASALT_CUDA_CHECK(cudaStreamWaitEvent(stream_, event_of(device_, k), 0));
+  }
 }
 
 cudaStream_t look_ahead_stream(int device) { return streams_of(device)[look_ahead]; }

@@ -8,8 +8,8 @@ namespace basalt::cuda {
 // Four streams on which the batched kernels launch a variable batch's classes of sizes, so that
 // the launches overlap: each has a tail (its last blocks running on a few SMs) that the next
 // class's blocks can fill; on one stream, those tails left SMs idle (perf/NOTES.md, "Variable
-// batches"). Construction makes them wait for the work queued on `stream` so far; join() makes
-// `stream` wait for the work queued since on the side streams handed out by operator[].
+// batches"). A side stream handed out by operator[] starts after the work queued on `stream`
+// before construction; join() makes `stream` wait for the work queued since on those handed out.
 class SideStreams {
  public:
   static constexpr int count = 4;
@@ -18,6 +18,7 @@ class SideStreams {
   void join();
 
  private:
+  int device_;
   cudaStream_t stream_;
   const cudaStream_t* side_;
   int handed_out_ = 0;  // side streams 0 .. handed_out_ - 1 have been handed out

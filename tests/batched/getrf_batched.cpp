@@ -556,6 +556,15 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's warp kernel equals portable::getrf_bat
     check_variable_batch<T>(shapes, 5, factor_both);
   }
 
+  SECTION("a variable batch of sizes 0 to 32, more than one wave of the warp kernels") {
+    // On CUDA, 1200 members in 32-lane segments exceed what launch_by_class takes for one wave
+    // on the GPUs at hand (256 lanes per SM), so each size class gets its own launch; smaller
+    // batches run as one.
+    std::vector<std::pair<int, int>> shapes;
+    for (int b = 0; b < 1200; ++b) shapes.push_back({b % 33, (b * 7) % 33});
+    check_variable_batch<T>(shapes, 5, factor_both);
+  }
+
   SECTION("NaN and Inf stay in their own matrices, zero and subnormal members, the call ends") {
     for (const int n : {8, 32}) {
       CAPTURE(n);

@@ -5,12 +5,13 @@
 // on the portable path (Specialization::handles).
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <cstdint>
 #include <type_traits>
 #include <vector>
 
 #include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"
-#include "basalt/backends/cuda/side_streams.hpp"
 #include "basalt/backends/cuda/scalar.hpp"
+#include "basalt/backends/cuda/side_streams.hpp"
 #include "basalt/core/dispatch.hpp"
 
 namespace basalt {
@@ -45,16 +46,43 @@ inline int launch_class(int rows) {
   return 4 + (rows + 31) / 32 - 1;
 }
 
+// A variable batch's members of up to 32 rows, when all of them fit in one wave of the warp
+// kernels, go to the largest warp class among them (classes as launch_class, per class the count
+// of matrices and their most rows and columns): in one wave they run side by side anyway, and
+// each further launch with its events cost microseconds against calls of 10 to 30 (perf/NOTES.md,
+// "Variable batches up to n = 32"). One wave is taken as 256 lanes per SM, the fewest that any
+// warp kernel keeps resident (complex double QR at 32 x 32).
+inline void merge_warp_classes_of_one_wave(const Kokkos::Cuda& exec, std::vector<int>& matrices,
+                                           std::vector<int>& rows, std::vector<int>& cols) {
+  constexpr int resident_lanes_per_sm = 256;
+  const int warp_classes = std::min(launch_class(32) + 1, static_cast<int>(matrices.size()));
+  int members = 0, widest = -1;
+  for (int k = 0; k < warp_classes; ++k)
+    if (matrices[k] > 0) members += matrices[k], widest = k;
+  if (widest <= 0) return;
+  const int largest =
+      std::max(rows[widest], *std::max_element(cols.begin(), cols.begin() + widest + 1));
+  const int lanes_per_member = largest <= 4 ? 4 : largest <= 8 ? 8 : largest <= 16 ? 16 : 32;
+  if (std::int64_t(members) * lanes_per_member >
+      std::int64_t(resident_lanes_per_sm) * exec.cuda_device_prop().multiProcessorCount)
+    return;
+  for (int k = 0; k < widest; ++k) {
+    matrices[widest] += matrices[k];
+    cols[widest] = std::max(cols[widest], cols[k]);
+    matrices[k] = 0;
+  }
+}
+
 // Calls launch(stream, a, count, rows, cols) to launch a routine's kernels on the batch a
 // describes: a fixed batch at once on exec's stream (rows, cols: its sizes); a variable batch
 // taken most rows first (VariableBatch's order) in one call per launch class, a's order
 // pointing at the class's first slot, count of them, rows and cols the largest among them; the
-// classes on side streams when there are several. A thread block keeps the registers of its
-// height for as long as its matrix takes, so a launch sized for the batch's tallest matrix
-// left an SM to a few short ones; a warp's segments are as wide as its widest matrix needs;
-// and in the batch's own order, blocks of mixed sizes ran up to 3x slower (perf/NOTES.md,
-// "Variable batches"). The classes come from VariableBatch's count of matrices by rows, so the
-// host does no per-matrix work here.
+// tallest class on exec's stream, the others on side streams. A thread block keeps the registers of
+// its height for as long as its matrix takes, so a launch sized for the batch's tallest matrix left
+// an SM to a few short ones; a warp's segments are as wide as its widest matrix needs; and in the
+// batch's own order, blocks of mixed sizes ran up to 3x slower (perf/NOTES.md, "Variable batches").
+// The classes come from VariableBatch's count of matrices by rows, so the host does no per-matrix
+// work here.
 template <class Access, class Launch>
 void launch_by_class(const Kokkos::Cuda& exec, const Access& A, const Launch& launch) {
   auto a = device_batch(A);
@@ -68,6 +96,7 @@ void launch_by_class(const Kokkos::Cuda& exec, const Access& A, const Launch& la
     rows[k] = r;
     cols[k] = std::max(cols[k], A.most_cols_with_rows_(r));
   }
+  merge_warp_classes_of_one_wave(exec, matrices, rows, cols);
   const int launches = classes - static_cast<int>(std::count(matrices.begin(), matrices.end(), 0));
   if (launches == 0) return;
   a.order = A.var_most_rows_first.data();
@@ -80,7 +109,9 @@ void launch_by_class(const Kokkos::Cuda& exec, const Access& A, const Launch& la
   for (int k = classes - 1; k >= 0; --k) {
     if (matrices[k] == 0) continue;
     a.order = A.var_most_rows_first.data() + first_slot;
-    launch(side[launched++], a, matrices[k], rows[k], cols[k]);
+    launch(launched == 0 ? exec.cuda_stream() : side[launched - 1], a, matrices[k], rows[k],
+           cols[k]);
+    ++launched;
     first_slot += matrices[k];
   }
   side.join();

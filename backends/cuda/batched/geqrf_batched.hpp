@@ -22,13 +22,17 @@ bool geqrf_batched_fits(const Access& A) {
 
 template <class Access, class TauAccess>
 void geqrf_batched(const Kokkos::Cuda& exec, const Access& A, const TauAccess& tau) {
-  launch_by_class(exec, A, [&](cudaStream_t stream, const auto& a, int count, int rows, int cols) {
-    const int largest = std::max(rows, cols);
-    if (largest <= kernels::geqrf_batched_max_size)
-      kernels::geqrf_batched_small(stream, a, device_batch(tau), count, largest);
-    else
-      kernels::geqrf_batched_block(stream, a, device_batch(tau), count, rows);
-  });
+  using T = scalar_t<std::remove_const_t<typename Access::value_type>>;
+  launch_by_class(
+      exec, A,
+      [&](cudaStream_t stream, const auto& a, int count, int rows, int cols) {
+        const int largest = std::max(rows, cols);
+        if (largest <= kernels::geqrf_batched_max_size)
+          kernels::geqrf_batched_small(stream, a, device_batch(tau), count, largest);
+        else
+          kernels::geqrf_batched_block(stream, a, device_batch(tau), count, rows);
+      },
+      kernels::geqrf_batched_small_resident_threads<T>);
 }
 
 }  // namespace cuda

@@ -47,14 +47,15 @@ inline int launch_class(int rows) {
 }
 
 // A variable batch's members of up to 32 rows, when all of them fit in one wave of the warp
-// kernels, go to the largest warp class among them (classes as launch_class, per class the count
+// kernel, go to the largest warp class among them (classes as launch_class, per class the count
 // of matrices and their most rows and columns): in one wave they run side by side anyway, and
 // each further launch with its events cost microseconds against calls of 10 to 30 (perf/NOTES.md,
-// "Variable batches up to n = 32"). One wave is taken as 256 lanes per SM, the fewest that any
-// warp kernel keeps resident (complex double QR at 32 x 32).
-inline void merge_warp_classes_of_one_wave(const Kokkos::Cuda& exec, std::vector<int>& matrices,
-                                           std::vector<int>& rows, std::vector<int>& cols) {
-  constexpr int resident_lanes_per_sm = 256;
+// "Variable batches up to n = 32"). resident_threads(largest): the threads of the routine's warp
+// kernel for that size that one multiprocessor keeps resident.
+template <class ResidentThreads>
+void merge_warp_classes_of_one_wave(const Kokkos::Cuda& exec, std::vector<int>& matrices,
+                                    std::vector<int>& rows, std::vector<int>& cols,
+                                    const ResidentThreads& resident_threads) {
   const int warp_classes = std::min(launch_class(32) + 1, static_cast<int>(matrices.size()));
   int members = 0, widest = -1;
   for (int k = 0; k < warp_classes; ++k)
@@ -62,9 +63,10 @@ inline void merge_warp_classes_of_one_wave(const Kokkos::Cuda& exec, std::vector
   if (widest <= 0) return;
   const int largest =
       std::max(rows[widest], *std::max_element(cols.begin(), cols.begin() + widest + 1));
+  if (largest > 32) return;
   const int lanes_per_member = largest <= 4 ? 4 : largest <= 8 ? 8 : largest <= 16 ? 16 : 32;
   if (std::int64_t(members) * lanes_per_member >
-      std::int64_t(resident_lanes_per_sm) * exec.cuda_device_prop().multiProcessorCount)
+      std::int64_t(resident_threads(largest)) * exec.cuda_device_prop().multiProcessorCount)
     return;
   for (int k = 0; k < widest; ++k) {
     matrices[widest] += matrices[k];
@@ -82,9 +84,11 @@ inline void merge_warp_classes_of_one_wave(const Kokkos::Cuda& exec, std::vector
 // an SM to a few short ones; a warp's segments are as wide as its widest matrix needs; and in the
 // batch's own order, blocks of mixed sizes ran up to 3x slower (perf/NOTES.md, "Variable batches").
 // The classes come from VariableBatch's count of matrices by rows, so the host does no per-matrix
-// work here.
-template <class Access, class Launch>
-void launch_by_class(const Kokkos::Cuda& exec, const Access& A, const Launch& launch) {
+// work here; the warp classes become one where a wave holds them all (resident_threads, as
+// merge_warp_classes_of_one_wave takes it).
+template <class Access, class Launch, class ResidentThreads>
+void launch_by_class(const Kokkos::Cuda& exec, const Access& A, const Launch& launch,
+                     const ResidentThreads& resident_threads) {
   auto a = device_batch(A);
   if (!A.variable) return launch(exec.cuda_stream(), a, A.count, A.max_rows, A.max_cols);
   const int classes = launch_class(A.max_rows) + 1;
@@ -96,7 +100,7 @@ void launch_by_class(const Kokkos::Cuda& exec, const Access& A, const Launch& la
     rows[k] = r;
     cols[k] = std::max(cols[k], A.most_cols_with_rows_(r));
   }
-  merge_warp_classes_of_one_wave(exec, matrices, rows, cols);
+  merge_warp_classes_of_one_wave(exec, matrices, rows, cols, resident_threads);
   const int launches = classes - static_cast<int>(std::count(matrices.begin(), matrices.end(), 0));
   if (launches == 0) return;
   a.order = A.var_most_rows_first.data();
@@ -131,14 +135,18 @@ bool getrf_batched_fits(const Access& A) {
 template <class Access, class PivAccess, class InfoView>
 void getrf_batched(const Kokkos::Cuda& exec, const Access& A, const PivAccess& ipiv,
                    const InfoView& info) {
-  launch_by_class(exec, A, [&](cudaStream_t stream, const auto& a, int count, int rows, int cols) {
-    if (getrf_batched_fits_small(rows, cols))
-      kernels::getrf_batched_small(stream, a, device_batch(ipiv), info.data(), info.stride(0),
-                                   count, std::max(rows, cols));
-    else
-      kernels::getrf_batched_block(stream, a, device_batch(ipiv), info.data(), info.stride(0),
-                                   count, rows);
-  });
+  using T = scalar_t<std::remove_const_t<typename Access::value_type>>;
+  launch_by_class(
+      exec, A,
+      [&](cudaStream_t stream, const auto& a, int count, int rows, int cols) {
+        if (getrf_batched_fits_small(rows, cols))
+          kernels::getrf_batched_small(stream, a, device_batch(ipiv), info.data(), info.stride(0),
+                                       count, std::max(rows, cols));
+        else
+          kernels::getrf_batched_block(stream, a, device_batch(ipiv), info.data(), info.stride(0),
+                                       count, rows);
+      },
+      kernels::getrf_batched_small_resident_threads<T>);
 }
 
 }  // namespace cuda

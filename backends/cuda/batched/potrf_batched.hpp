@@ -21,12 +21,16 @@ bool potrf_batched_fits(const Access& A) {
 template <class Access, class InfoView>
 void potrf_batched(const Kokkos::Cuda& exec, Triangle uplo, const Access& A, const InfoView& info) {
   const bool lower = uplo == Triangle::lower;
-  launch_by_class(exec, A, [&](cudaStream_t stream, const auto& a, int count, int rows, int) {
-    if (rows <= kernels::potrf_batched_max_size)
-      kernels::potrf_batched_small(stream, lower, a, info.data(), info.stride(0), count, rows);
-    else
-      kernels::potrf_batched_block(stream, lower, a, info.data(), info.stride(0), count, rows);
-  });
+  using T = scalar_t<std::remove_const_t<typename Access::value_type>>;
+  launch_by_class(
+      exec, A,
+      [&](cudaStream_t stream, const auto& a, int count, int rows, int) {
+        if (rows <= kernels::potrf_batched_max_size)
+          kernels::potrf_batched_small(stream, lower, a, info.data(), info.stride(0), count, rows);
+        else
+          kernels::potrf_batched_block(stream, lower, a, info.data(), info.stride(0), count, rows);
+      },
+      kernels::potrf_batched_small_resident_threads<T>);
 }
 
 }  // namespace cuda

@@ -113,6 +113,23 @@ __host__ __device__ constexpr int segment_lanes(int size_class) {
 
 constexpr int block_threads = 128;
 
+// f(std::integral_constant<int, N>{}) for N the size class that holds `largest`.
+template <class F>
+decltype(auto) with_size_class(int largest, const F& f) {
+  switch (size_class(largest)) {
+    case 4:
+      return f(std::integral_constant<int, 4>{});
+    case 8:
+      return f(std::integral_constant<int, 8>{});
+    case 16:
+      return f(std::integral_constant<int, 16>{});
+    case 24:
+      return f(std::integral_constant<int, 24>{});
+    default:
+      return f(std::integral_constant<int, 32>{});
+  }
+}
+
 // Launches kernel_for(std::integral_constant<int, N>{}) (the kernel for matrices of up to N x N,
 // N the size class that holds `largest` rows or columns) with one segment of segment_lanes(N)
 // lanes per matrix, so that several small matrices share a warp; blocks of Threads threads
@@ -121,24 +138,24 @@ template <int Threads, class KernelFor, class... Args>
 void launch_segments_in_blocks(cudaStream_t stream, int count, int largest,
                                const KernelFor& kernel_for, const Args&... args) {
   if (count == 0) return;
-  const auto launch = [&](auto size) {
+  with_size_class(largest, [&](auto size) {
     const std::int64_t threads = static_cast<std::int64_t>(count) * segment_lanes(size);
     const int blocks = static_cast<int>((threads + Threads - 1) / Threads);
     kernel_for(size)<<<blocks, Threads, 0, stream>>>(args...);
     BASALT_CUDA_CHECK_LAUNCH();
-  };
-  switch (size_class(largest)) {
-    case 4:
-      return launch(std::integral_constant<int, 4>{});
-    case 8:
-      return launch(std::integral_constant<int, 8>{});
-    case 16:
-      return launch(std::integral_constant<int, 16>{});
-    case 24:
-      return launch(std::integral_constant<int, 24>{});
-    default:
-      return launch(std::integral_constant<int, 32>{});
-  }
+  });
+}
+
+// The threads of the kernel that launch_segments_in_blocks would launch for `largest` that one
+// multiprocessor keeps resident.
+template <int Threads, class KernelFor>
+int resident_threads(int largest, const KernelFor& kernel_for) {
+  return with_size_class(largest, [&](auto size) {
+    int blocks = 0;
+    BASALT_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel_for(size), Threads, 0));
+    return blocks * Threads;
+  });
 }
 
 // launch_segments_in_blocks with blocks of block_threads threads.

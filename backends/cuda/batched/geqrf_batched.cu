@@ -167,15 +167,15 @@ void geqrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const Dev
 }
 
 template <class T>
-int geqrf_batched_small_resident_threads(int largest) {
-  return warp::resident_threads<threads_per_block>(
+int geqrf_batched_small_resident_matrices(int largest) {
+  return warp::resident_matrices<threads_per_block>(
       largest, [](auto size) { return geqrf_columns<T, decltype(size)::value>; });
 }
 
 #define BASALT_INSTANTIATE_GEQRF_BATCHED_SMALL(T)                                                  \
   template void geqrf_batched_small<T>(cudaStream_t, const DeviceBatch<T>&, const DeviceBatch<T>&, \
                                        int, int);                                                  \
-  template int geqrf_batched_small_resident_threads<T>(int);
+  template int geqrf_batched_small_resident_matrices<T>(int);
 
 BASALT_INSTANTIATE_GEQRF_BATCHED_SMALL(float)
 BASALT_INSTANTIATE_GEQRF_BATCHED_SMALL(double)

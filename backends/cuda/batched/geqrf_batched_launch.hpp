@@ -21,9 +21,9 @@ template <class T>
 void geqrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<T>& tau,
                          int count, int largest);
 
-// The threads of geqrf_batched_small's kernel for matrices of up to `largest` rows and columns
-// that one multiprocessor keeps resident.
+// The matrices of up to `largest` rows and columns that one multiprocessor keeps resident under
+// geqrf_batched_small's kernel.
 template <class T>
-int geqrf_batched_small_resident_threads(int largest);
+int geqrf_batched_small_resident_matrices(int largest);
 
 }  // namespace basalt::cuda::kernels

@@ -91,15 +91,15 @@ void getrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const Dev
 }
 
 template <class T>
-int getrf_batched_small_resident_threads(int largest) {
-  return warp::resident_threads<warp::block_threads>(
+int getrf_batched_small_resident_matrices(int largest) {
+  return warp::resident_matrices<warp::block_threads>(
       largest, [](auto size) { return getrf_warp<T, decltype(size)::value>; });
 }
 
 #define BASALT_INSTANTIATE_GETRF_BATCHED_SMALL(T)                                              \
   template void getrf_batched_small<T>(cudaStream_t, const DeviceBatch<T>&,                    \
                                        const DeviceBatch<int>&, int*, std::int64_t, int, int); \
-  template int getrf_batched_small_resident_threads<T>(int);
+  template int getrf_batched_small_resident_matrices<T>(int);
 
 BASALT_INSTANTIATE_GETRF_BATCHED_SMALL(float)
 BASALT_INSTANTIATE_GETRF_BATCHED_SMALL(double)

@@ -5,7 +5,6 @@
 // on the portable path (Specialization::handles).
 #include <Kokkos_Core.hpp>
 #include <algorithm>
-#include <cstdint>
 #include <type_traits>
 #include <vector>
 
@@ -50,12 +49,12 @@ inline int launch_class(int rows) {
 // kernel, go to the largest warp class among them (classes as launch_class, per class the count
 // of matrices and their most rows and columns): in one wave they run side by side anyway, and
 // each further launch with its events cost microseconds against calls of 10 to 30 (perf/NOTES.md,
-// "Variable batches up to n = 32"). resident_threads(largest): the threads of the routine's warp
-// kernel for that size that one multiprocessor keeps resident.
-template <class ResidentThreads>
+// "Variable batches up to n = 32"). resident_matrices(largest): the matrices of up to that size
+// that one multiprocessor keeps resident under the routine's warp kernel.
+template <class ResidentMatrices>
 void merge_warp_classes_of_one_wave(const Kokkos::Cuda& exec, std::vector<int>& matrices,
                                     std::vector<int>& rows, std::vector<int>& cols,
-                                    const ResidentThreads& resident_threads) {
+                                    const ResidentMatrices& resident_matrices) {
   const int warp_classes = std::min(launch_class(32) + 1, static_cast<int>(matrices.size()));
   int members = 0, widest = -1;
   for (int k = 0; k < warp_classes; ++k)
@@ -63,10 +62,8 @@ void merge_warp_classes_of_one_wave(const Kokkos::Cuda& exec, std::vector<int>& 
   if (widest <= 0) return;
   const int largest =
       std::max(rows[widest], *std::max_element(cols.begin(), cols.begin() + widest + 1));
-  if (largest > 32) return;
-  const int lanes_per_member = largest <= 4 ? 4 : largest <= 8 ? 8 : largest <= 16 ? 16 : 32;
-  if (std::int64_t(members) * lanes_per_member >
-      std::int64_t(resident_threads(largest)) * exec.cuda_device_prop().multiProcessorCount)
+  if (largest > 32 ||
+      members > resident_matrices(largest) * exec.cuda_device_prop().multiProcessorCount)
     return;
   for (int k = 0; k < widest; ++k) {
     matrices[widest] += matrices[k];
@@ -84,11 +81,11 @@ void merge_warp_classes_of_one_wave(const Kokkos::Cuda& exec, std::vector<int>& 
 // an SM to a few short ones; a warp's segments are as wide as its widest matrix needs; and in the
 // batch's own order, blocks of mixed sizes ran up to 3x slower (perf/NOTES.md, "Variable batches").
 // The classes come from VariableBatch's count of matrices by rows, so the host does no per-matrix
-// work here; the warp classes become one where a wave holds them all (resident_threads, as
+// work here; the warp classes become one where a wave holds them all (resident_matrices, as
 // merge_warp_classes_of_one_wave takes it).
-template <class Access, class Launch, class ResidentThreads>
+template <class Access, class Launch, class ResidentMatrices>
 void launch_by_class(const Kokkos::Cuda& exec, const Access& A, const Launch& launch,
-                     const ResidentThreads& resident_threads) {
+                     const ResidentMatrices& resident_matrices) {
   auto a = device_batch(A);
   if (!A.variable) return launch(exec.cuda_stream(), a, A.count, A.max_rows, A.max_cols);
   const int classes = launch_class(A.max_rows) + 1;
@@ -100,7 +97,7 @@ void launch_by_class(const Kokkos::Cuda& exec, const Access& A, const Launch& la
     rows[k] = r;
     cols[k] = std::max(cols[k], A.most_cols_with_rows_(r));
   }
-  merge_warp_classes_of_one_wave(exec, matrices, rows, cols, resident_threads);
+  merge_warp_classes_of_one_wave(exec, matrices, rows, cols, resident_matrices);
   const int launches = classes - static_cast<int>(std::count(matrices.begin(), matrices.end(), 0));
   if (launches == 0) return;
   a.order = A.var_most_rows_first.data();
@@ -146,7 +143,7 @@ void getrf_batched(const Kokkos::Cuda& exec, const Access& A, const PivAccess& i
           kernels::getrf_batched_block(stream, a, device_batch(ipiv), info.data(), info.stride(0),
                                        count, rows);
       },
-      kernels::getrf_batched_small_resident_threads<T>);
+      kernels::getrf_batched_small_resident_matrices<T>);
 }
 
 }  // namespace cuda

@@ -47,10 +47,10 @@ template <class T>
 void getrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<int>& ipiv,
                          int* info, std::int64_t info_stride, int count, int largest);
 
-// The threads of getrf_batched_small's kernel for matrices of up to `largest` rows and columns
-// that one multiprocessor keeps resident.
+// The matrices of up to `largest` rows and columns that one multiprocessor keeps resident under
+// getrf_batched_small's kernel.
 template <class T>
-int getrf_batched_small_resident_threads(int largest);
+int getrf_batched_small_resident_matrices(int largest);
 
 // The same for matrices of at most block_max_size rows and columns (rows: the most rows of any).
 template <class T>

@@ -73,15 +73,15 @@ void potrf_batched_small(cudaStream_t stream, bool lower, const DeviceBatch<T>& 
 }
 
 template <class T>
-int potrf_batched_small_resident_threads(int largest) {
-  return warp::resident_threads<warp::block_threads>(
+int potrf_batched_small_resident_matrices(int largest) {
+  return warp::resident_matrices<warp::block_threads>(
       largest, [](auto size) { return potrf_warp<T, decltype(size)::value>; });
 }
 
 #define BASALT_INSTANTIATE_POTRF_BATCHED_SMALL(T)                                       \
   template void potrf_batched_small<T>(cudaStream_t, bool, const DeviceBatch<T>&, int*, \
                                        std::int64_t, int, int);                         \
-  template int potrf_batched_small_resident_threads<T>(int);
+  template int potrf_batched_small_resident_matrices<T>(int);
 
 BASALT_INSTANTIATE_POTRF_BATCHED_SMALL(float)
 BASALT_INSTANTIATE_POTRF_BATCHED_SMALL(double)

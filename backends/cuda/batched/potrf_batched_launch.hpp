@@ -27,10 +27,10 @@ template <class T>
 void potrf_batched_small(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
                          std::int64_t info_stride, int count, int largest);
 
-// The threads of potrf_batched_small's kernel for matrices of up to `largest` rows and columns
-// that one multiprocessor keeps resident.
+// The matrices of up to `largest` rows and columns that one multiprocessor keeps resident under
+// potrf_batched_small's kernel.
 template <class T>
-int potrf_batched_small_resident_threads(int largest);
+int potrf_batched_small_resident_matrices(int largest);
 
 // The same for matrices of order at most block_max_size.
 template <class T>

@@ -146,15 +146,15 @@ void launch_segments_in_blocks(cudaStream_t stream, int count, int largest,
   });
 }
 
-// The threads of the kernel that launch_segments_in_blocks would launch for `largest` that one
-// multiprocessor keeps resident.
+// The matrices of up to `largest` rows and columns that one multiprocessor keeps resident under
+// the kernel launch_segments_in_blocks would launch for them.
 template <int Threads, class KernelFor>
-int resident_threads(int largest, const KernelFor& kernel_for) {
+int resident_matrices(int largest, const KernelFor& kernel_for) {
   return with_size_class(largest, [&](auto size) {
     int blocks = 0;
     BASALT_CUDA_CHECK(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel_for(size), Threads, 0));
-    return blocks * Threads;
+    return blocks * Threads / segment_lanes(size);
   });
 }
 

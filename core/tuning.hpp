@@ -75,6 +75,7 @@ struct Qr {
   int block;            // nb: reflectors per block of the outer loop (and of ormqr / orgqr)
   int recursion_width;  // the recursive panel (and T) stops halving at this width
   int team_panel_rows;  // geqr2 runs as one team up to this height, other paths above
+  int tall_skinny_ratio;  // m >= ratio n (n <= block) tries Cholesky QR first; 0: never
 };
 
 // Householder QR: the trailing update and ormqr are gemms and trmms of width nb, so the GPU
@@ -87,13 +88,14 @@ struct Qr {
 // above it. On a CPU one team of the OpenMP threads beat a kernel per step at every height
 // measured (2 cores, 4000 to 100000 rows x 64: 1.9x to 3.1x), so it always takes the team. With
 // the fused kernel, 16-column leaves beat 32 by 4% at n = 4096 and 8192 on the H100 (nb 128 and
-// 512 within 5% of 256; 64-column leaves 12-17% slower).
+// 512 within 5% of 256; 64-column leaves 12-17% slower). A matrix at least 16 times taller than
+// wide goes to Cholesky QR (qr_tall_skinny.hpp), whose passes over the rows are all gemms.
 template <class ExecSpace>
 Qr qr() {
   if constexpr (is_gpu_v<ExecSpace>)
-    return {256, 16, 256};
+    return {256, 16, 256, 16};
   else
-    return {64, 8, std::numeric_limits<int>::max()};
+    return {64, 8, std::numeric_limits<int>::max(), 16};
 }
 
 // The portable batched kernels: one team per matrix. On a GPU a team is team_size threads of

@@ -7,7 +7,10 @@
 // the Householder vectors (below it); tau(0..min(m, n)-1) receives their scalar factors: Q =
 // H(0) ... H(k-1), H(j) = I - tau(j) v v^H, v(j) = 1, LAPACK's storage, so that LAPACK's
 // orgqr / ormqr take the result and basalt::orgqr / ormqr take LAPACK's. A zero column gives
-// tau = 0. QR has no breakdown: no info. Asynchronous on exec.
+// tau = 0. QR has no breakdown: no info. Asynchronous on exec, except for a tall-skinny A
+// (m >= 16 n, n up to the block size): that takes Cholesky QR with Householder reconstruction
+// (impl/qr_tall_skinny.hpp), the same factors up to rounding from gemms alone, and waits for
+// exec twice to check that A is conditioned well enough for it; where it is not, Householder QR.
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 

@@ -141,6 +141,17 @@ struct Shape {
   int m, n;
 };
 
+// Every element as it was, NaN where it was NaN.
+template <class T>
+bool unchanged(const HostMatrix<T>& after, const HostMatrix<T>& before) {
+  for (size_t j = 0; j < before.extent(1); ++j)
+    for (size_t i = 0; i < before.extent(0); ++i) {
+      const T x = after(i, j), y = before(i, j);
+      if (!(x == y) && !(x != x && y != y)) return false;
+    }
+  return true;
+}
+
 const std::vector<Shape> qr_shapes = {{1, 1},    {2, 2},   {2, 1},    {1, 5},     {5, 1},
                                       {7, 7},    {8, 8},   {9, 9},    {17, 16},   {33, 20},
                                       {63, 63},  {64, 64}, {65, 65},  {129, 129}, {500, 9},
@@ -184,6 +195,69 @@ TEMPLATE_TEST_CASE("geqrf: A = QR with LAPACK's storage", "[geqrf]", float, doub
       CAPTURE(m, n, static_cast<int>(kind), padded);
       check_geqrf(test_matrix<T>(m, n, kind), kind, padded,
                   [](const auto& A, const auto& tau) { geqrf(Exec(), A, tau); });
+    }
+}
+
+// Cholesky QR with Householder reconstruction (qr_tall_skinny.hpp), called directly so that a
+// silent fallback cannot pass for it: taken on well-conditioned matrices, where its result is
+// LAPACK's geqrf up to rounding; on columns graded over six orders of magnitude in double
+// (kappa_1(R1) near 1e6, so R1^-1 is applied by trsm); on matrices whose top block is already
+// upper triangular. Refused, with A and tau untouched, for a zero column, two equal columns, NaN
+// and Inf.
+TEMPLATE_TEST_CASE("geqrf on tall-skinny matrices by Cholesky QR", "[geqrf]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  constexpr bool single = std::is_same_v<real_t<T>, float>;
+  enum class Input { random, graded, triangular_top, zero_column, equal_columns, nan, inf };
+  int index = 0;
+  for (const auto [m, n] : std::vector<Shape>{{2000, 32}, {640, 40}, {3001, 64}, {700, 1}})
+    for (Input input : {Input::random, Input::graded, Input::triangular_top, Input::zero_column,
+                        Input::equal_columns, Input::nan, Input::inf}) {
+      if (n < 2 && input == Input::equal_columns) continue;
+      const bool padded = ++index % 2 == 0;
+      CAPTURE(m, n, static_cast<int>(input), padded);
+      auto a = test_matrix<T>(m, n, input == Input::graded ? Kind::graded : Kind::random);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) {
+          if (input == Input::triangular_top && i < n && i > j) a(i, j) = T(0);
+          if (input == Input::zero_column && j == n / 2) a(i, j) = T(0);
+          if (input == Input::equal_columns && j == n - 1) a(i, j) = a(i, 0);
+        }
+      if (input == Input::nan) a(m / 3, n / 2) = T(std::numeric_limits<real_t<T>>::quiet_NaN());
+      if (input == Input::inf) a(m / 3, n / 2) = T(std::numeric_limits<real_t<T>>::infinity());
+      auto A = device_matrix(a, padded);
+      Kokkos::View<T*, Exec::memory_space> tau("tau", n);
+      const bool taken = impl::geqrf_tall_skinny(Exec(), A, tau);
+      const bool refused = input == Input::zero_column || input == Input::equal_columns ||
+                           input == Input::nan || input == Input::inf;
+      if (refused || (single && input == Input::graded)) {
+        CHECK(taken != refused);  // a graded single-precision matrix may go either way
+        if (!taken) {
+          CHECK(unchanged(host_copy(A), a));
+          const auto t = to_host_vector(tau, n);
+          for (int j = 0; j < n; ++j) CHECK(t(j) == T(0));
+          continue;
+        }
+      }
+      REQUIRE(taken);
+      const auto factors = host_copy(A);
+      const auto t = to_host_vector(tau, n);
+      const auto q = lapack_q(factors, t, n);
+      CHECK(relative(difference(widen(a), product(widen(q), false, upper(factors, n))), widen(a), m,
+                     eps<T>()) < 30);
+      CHECK(orthogonality(q) < 30);
+      // LAPACK's own factors and tau.
+      auto lapack = copy(a);
+      HostVector<T> lapack_tau("tau", n);
+      lapacke::geqrf(lapack, lapack_tau);
+      CHECK(relative(difference(widen(factors), widen(lapack)), widen(lapack), m, eps<T>()) < 30);
+      HostMatrix<T> ours_tau("tau", n, 1), their_tau("tau", n, 1);
+      for (int j = 0; j < n; ++j) {
+        ours_tau(j, 0) = t(j);
+        their_tau(j, 0) = lapack_tau(j);
+      }
+      CHECK(relative(difference(widen(ours_tau), widen(their_tau)), widen(their_tau), m, eps<T>()) <
+            30);
     }
 }
 
@@ -591,17 +665,20 @@ TEMPLATE_TEST_CASE("cuda::geqr2 at the fused kernel's height limit", "[geqrf][cu
                                {PanelKind::random, PanelKind::huge});
 }
 
-// The whole factorization where the driver hands its panels (above 256 rows) to the kernel.
+// The whole factorization where the driver hands its panels (above 256 rows) to the kernel,
+// tall-skinny shapes included (Cholesky QR switched off).
 TEMPLATE_TEST_CASE("geqrf through the CUDA panel kernel", "[geqrf][cuda]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
+  tuning::Qr tune = tuning::qr<Exec>();
+  tune.tall_skinny_ratio = 0;
   int index = 0;
   for (const auto [m, n] : std::vector<Shape>{{3000, 300}, {20000, 64}, {1000, 257}})
     for (Kind kind : {Kind::random, Kind::zero_column, Kind::graded}) {
       const bool padded = ++index % 2 == 0;
       CAPTURE(m, n, static_cast<int>(kind), padded);
       check_geqrf(test_matrix<T>(m, n, kind), kind, padded,
-                  [](const auto& A, const auto& tau) { geqrf(Exec(), A, tau); });
+                  [&](const auto& A, const auto& tau) { impl::geqrf(Exec(), A, tau, tune); });
     }
 }
 #endif

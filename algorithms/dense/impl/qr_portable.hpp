@@ -21,6 +21,7 @@
 #include "basalt/algorithms/batched/impl/team_launch.hpp"
 #include "basalt/algorithms/batched/impl/team_qr.hpp"
 #include "basalt/algorithms/dense/impl/blas.hpp"
+#include "basalt/algorithms/dense/impl/qr_tall_skinny.hpp"
 #include "basalt/core/dispatch.hpp"
 #include "basalt/core/profiling.hpp"
 #include "basalt/core/side_space.hpp"
@@ -366,13 +367,14 @@ void factor_panel(const ExecSpace& exec, const PView& P, const TauView& tau, con
 // and padded reflectors, then Q^H of the panel on the trailing columns, with look-ahead as in
 // getrf: the next block column first, then its panel on a side instance while exec applies
 // Q^H to the rest. Two workspaces alternate by block, so that the next panel writes its T and
-// reflectors while exec's larfb reads this block's.
+// reflectors while exec's larfb reads this block's. A tall-skinny A tries Cholesky QR first.
 template <class ExecSpace, class AView, class TauView>
 void geqrf(const ExecSpace& exec, const AView& A, const TauView& tau, tuning::Qr tune) {
   using T = typename AView::non_const_value_type;
   const int m = static_cast<int>(A.extent(0)), n = static_cast<int>(A.extent(1));
   const int k = std::min(m, n);
   if (k == 0) return;
+  if (tall_skinny(m, n, tune) && geqrf_tall_skinny(exec, A, tau)) return;
   const int nb = std::min(tune.block, k);
   const auto make_work = [&](bool used) {
     return used ? QrWork<ExecSpace, T>(nb, nb, std::max(n, nb), m, nb, m,

@@ -89,7 +89,7 @@ if wants qr; then
 echo "== dense QR beside cuSOLVER: square, tall-skinny, the time by building block; ormqr (Q^H C)"
 step geqrf "$perf" --routine geqrf --prec d --n 2048:16384:2048 --niter 3 --vendor --breakdown \
   --csv "$out/geqrf.csv"
-step geqrf-tall "$perf" --routine geqrf --prec d --m 131072 --n 32:256:32 --niter 3 --vendor --breakdown \
+step geqrf-tall "$perf" --routine geqrf --prec d --m 1000000 --n 32:256:32 --niter 3 --vendor --breakdown \
   --csv "$out/geqrf-tall.csv"
 step geqrf-check "$perf" --routine geqrf --prec s,d,c,z --n 3000 --niter 1 --check
 step ormqr "$perf" --routine ormqr --prec d,z --n 4096:16384:4096 --nrhs 256 --niter 3 --vendor --check \

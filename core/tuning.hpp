@@ -14,18 +14,21 @@ inline constexpr bool is_gpu_v =
 struct Lu {
   int block;            // nb: columns of the outer blocked loop
   int recursion_width;  // the recursive panel stops halving at this width
+  int team_panel_rows;  // getf2 runs as one team up to this height, a kernel per step above
 };
 
 // Outer blocks wide enough for gemm to run near its peak (seed 000, section 6.2: nb >= 256 in
 // double on a GPU); on a CPU, OpenBLAS' gemm peaks with narrower blocks. On the H100, nb = 512
 // with 64-column leaves beat 256 and 32 or 128 leaves at n = 4096 to 16384 (basalt-perf
 // --routine getrf --nb --recursion-width): fewer, larger gemms, and fewer interchange calls.
+// A GPU factors its leaves with the backend's fused kernel (or three kernels per column); a CPU
+// with one team, whose per-column steps cost no parallel launches.
 template <class ExecSpace>
 Lu lu() {
   if constexpr (is_gpu_v<ExecSpace>)
-    return {512, 64};
+    return {512, 64, 0};
   else
-    return {128, 16};
+    return {128, 16, std::numeric_limits<int>::max()};
 }
 
 struct Cholesky {
@@ -72,9 +75,9 @@ int herk_leaf_width() {
 }
 
 struct Qr {
-  int block;            // nb: reflectors per block of the outer loop (and of ormqr / orgqr)
-  int recursion_width;  // the recursive panel (and T) stops halving at this width
-  int team_panel_rows;  // geqr2 runs as one team up to this height, other paths above
+  int block;              // nb: reflectors per block of the outer loop (and of ormqr / orgqr)
+  int recursion_width;    // the recursive panel (and T) stops halving at this width
+  int team_panel_rows;    // geqr2 runs as one team up to this height, other paths above
   int tall_skinny_ratio;  // m >= ratio n (n <= block) tries Cholesky QR first; 0: never
 };
 
@@ -120,6 +123,16 @@ BatchedTeam batched_team(int max_rows, int max_cols) {
   } else {
     return {1, 1, scratch};
   }
+}
+
+// One team for one panel (the LU and QR leaves on a CPU): a GPU's team as batched_team's; on a
+// CPU every thread, since the panel is all the work there is (2 cores, d, getrf 3000: getf2
+// 45 ms with one thread, 29 ms with two).
+template <class ExecSpace>
+BatchedTeam panel_team(const ExecSpace& exec, int rows, int cols) {
+  BatchedTeam team = batched_team<ExecSpace>(rows, cols);
+  if constexpr (!is_gpu_v<ExecSpace>) team.team_size = exec.concurrency();
+  return team;
 }
 
 }  // namespace basalt::tuning

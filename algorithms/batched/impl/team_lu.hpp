@@ -7,7 +7,7 @@
 #include <climits>
 
 #include "basalt/algorithms/batched/impl/batch_access.hpp"
-#include "basalt/algorithms/dense/impl/getrf_portable.hpp"
+#include "basalt/algorithms/dense/impl/getf2_portable.hpp"
 #include "basalt/core/dispatch.hpp"
 #include "basalt/core/views.hpp"
 

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "basalt/algorithms/batched/impl/team_launch.hpp"
+#include "basalt/algorithms/batched/impl/team_lu.hpp"
 #include "basalt/algorithms/dense/impl/blas.hpp"
 #include "basalt/algorithms/dense/impl/getf2_portable.hpp"
 #include "basalt/algorithms/dense/laswp.hpp"
@@ -40,28 +42,58 @@ void apply_getf2(const ExecSpace& exec, const PView& P, const PivView& ipiv, int
     portable::getf2(exec, P, ipiv, offset, state);
 }
 
+// getf2 by one team, batched/impl/team_lu.hpp's team_getrf, in team scratch when the panel
+// fits: one launch for the whole leaf, where a kernel per step pays a parallel launch (an OpenMP
+// fork and join on a CPU) three times a column.
+template <class ExecSpace, class PView, class PivView, class State>
+void getf2_team(const ExecSpace& exec, const PView& P, const PivView& ipiv, int offset,
+                const State& state) {
+  ProfilingRegion region("basalt::getf2");
+  using T = typename PView::non_const_value_type;
+  using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  const int m = static_cast<int>(P.extent(0)), w = static_cast<int>(P.extent(1));
+  BatchLaunch launch{tuning::panel_team(exec, m, w), 0};
+  const std::size_t bytes = sizeof(T) * m * w + alignof(T);
+  if (bytes <= static_cast<std::size_t>(launch.team.scratch_bytes))
+    launch.scratch_bytes = static_cast<int>(bytes);
+  const int scratch = launch.scratch_bytes;
+  const MatrixRef<T> A(P.data(), Kokkos::LayoutStride(m, P.stride(0), w, P.stride(1)));
+  const VectorRef<int> pivots(ipiv.data(), Kokkos::LayoutStride(std::min(m, w), ipiv.stride(0)));
+  const auto info = state.info;
+  for_each_matrix(
+      exec, "basalt::getf2::team", 1, launch, KOKKOS_LAMBDA(const Member& team, const int) {
+        staged(team, A, scratch, [&](const MatrixRef<T>& F) {
+          const int first_zero = team_getrf(team, F, pivots);
+          Kokkos::single(Kokkos::PerTeam(team), [&] {
+            if (first_zero > 0 && info() == 0) info() = offset + first_zero;
+          });
+        });
+      });
+}
+
 // Recursive LU of an m x w panel (w <= m), pivots 1-based within the panel (LAPACK's dgetrf2):
 // the left half, its interchanges on the right half, a triangular solve and an update, then
 // the lower right part, whose interchanges go back to the lower left.
 template <class ExecSpace, class PView, class PivView, class State>
 void factor_panel(const ExecSpace& exec, const PView& P, const PivView& ipiv, int offset,
-                  const State& state, int recursion_width) {
+                  const State& state, tuning::Lu tune) {
   using T = typename PView::non_const_value_type;
   const int m = static_cast<int>(P.extent(0)), w = static_cast<int>(P.extent(1));
-  if (w <= recursion_width) return apply_getf2(exec, P, ipiv, offset, state);
+  if (w <= tune.recursion_width) {
+    if (m <= tune.team_panel_rows) return getf2_team(exec, P, ipiv, offset, state);
+    return apply_getf2(exec, P, ipiv, offset, state);
+  }
   const int n1 = w / 2;
   const auto top = std::make_pair(0, n1), bottom = std::make_pair(n1, m);
   const auto left = std::make_pair(0, n1), right = std::make_pair(n1, w);
   const auto ipiv_left = Kokkos::subview(ipiv, left), ipiv_right = Kokkos::subview(ipiv, right);
-  factor_panel(exec, Kokkos::subview(P, Kokkos::ALL, left), ipiv_left, offset, state,
-               recursion_width);
+  factor_panel(exec, Kokkos::subview(P, Kokkos::ALL, left), ipiv_left, offset, state, tune);
   apply_laswp(exec, Kokkos::subview(P, Kokkos::ALL, right), ipiv_left, 1, n1, Direction::forward);
   trsm_left(exec, true, Op::none, true, T(1), Kokkos::subview(P, top, left),
             Kokkos::subview(P, top, right));
   gemm(exec, Op::none, Op::none, T(-1), Kokkos::subview(P, bottom, left),
        Kokkos::subview(P, top, right), T(1), Kokkos::subview(P, bottom, right));
-  factor_panel(exec, Kokkos::subview(P, bottom, right), ipiv_right, offset + n1, state,
-               recursion_width);
+  factor_panel(exec, Kokkos::subview(P, bottom, right), ipiv_right, offset + n1, state, tune);
   apply_laswp(exec, Kokkos::subview(P, bottom, left), ipiv_right, 1, w - n1, Direction::forward);
   shift_pivots(exec, ipiv_right, n1);
 }
@@ -83,7 +115,7 @@ void getrf(const ExecSpace& exec, const AView& A, const PivView& ipiv, const Sta
   const auto panel = [&](const ExecSpace& space, int j) {
     const auto block = std::make_pair(j, std::min(j + tune.block, mn));
     factor_panel(space, Kokkos::subview(A, std::make_pair(j, m), block),
-                 Kokkos::subview(ipiv, block), j, state, tune.recursion_width);
+                 Kokkos::subview(ipiv, block), j, state, tune);
   };
   panel(exec, 0);
   for (int j = 0; j < mn; j += tune.block) {

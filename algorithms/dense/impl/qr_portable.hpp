@@ -188,7 +188,7 @@ void geqr2_team(const ExecSpace& exec, const PView& P, const TauView& tau) {
   using T = typename PView::non_const_value_type;
   using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   const int p = static_cast<int>(P.extent(0)), w = static_cast<int>(P.extent(1));
-  BatchLaunch launch{tuning::batched_team<ExecSpace>(p, w), 0};
+  BatchLaunch launch{tuning::panel_team(exec, p, w), 0};
   const std::size_t bytes = sizeof(T) * p * w + alignof(T);
   if (bytes <= static_cast<std::size_t>(launch.team.scratch_bytes))
     launch.scratch_bytes = static_cast<int>(bytes);

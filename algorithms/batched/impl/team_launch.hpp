@@ -30,6 +30,17 @@ BatchLaunch batch_launch(const BatchAccess<T, Memory>& A) {
   return launch;
 }
 
+// The launch of one team over one rows x cols panel of T (tuning::panel_team), the panel staged
+// in team scratch when it fits.
+template <class T, class ExecSpace>
+BatchLaunch panel_launch(const ExecSpace& exec, int rows, int cols) {
+  BatchLaunch launch{tuning::panel_team(exec, rows, cols), 0};
+  const std::size_t bytes = sizeof(T) * rows * cols + alignof(T);
+  if (bytes <= static_cast<std::size_t>(launch.team.scratch_bytes))
+    launch.scratch_bytes = static_cast<int>(bytes);
+  return launch;
+}
+
 // The launch of a solve: lanes along the rows of B, threads across its columns, no scratch.
 template <class ExecSpace, class T, class Memory>
 BatchLaunch solve_launch(const BatchAccess<T, Memory>& B) {

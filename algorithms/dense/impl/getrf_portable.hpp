@@ -52,10 +52,7 @@ void getf2_team(const ExecSpace& exec, const PView& P, const PivView& ipiv, int 
   using T = typename PView::non_const_value_type;
   using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   const int m = static_cast<int>(P.extent(0)), w = static_cast<int>(P.extent(1));
-  BatchLaunch launch{tuning::panel_team(exec, m, w), 0};
-  const std::size_t bytes = sizeof(T) * m * w + alignof(T);
-  if (bytes <= static_cast<std::size_t>(launch.team.scratch_bytes))
-    launch.scratch_bytes = static_cast<int>(bytes);
+  const BatchLaunch launch = panel_launch<T>(exec, m, w);
   const int scratch = launch.scratch_bytes;
   const MatrixRef<T> A(P.data(), Kokkos::LayoutStride(m, P.stride(0), w, P.stride(1)));
   const VectorRef<int> pivots(ipiv.data(), Kokkos::LayoutStride(std::min(m, w), ipiv.stride(0)));

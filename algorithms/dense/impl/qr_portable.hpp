@@ -188,10 +188,7 @@ void geqr2_team(const ExecSpace& exec, const PView& P, const TauView& tau) {
   using T = typename PView::non_const_value_type;
   using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   const int p = static_cast<int>(P.extent(0)), w = static_cast<int>(P.extent(1));
-  BatchLaunch launch{tuning::panel_team(exec, p, w), 0};
-  const std::size_t bytes = sizeof(T) * p * w + alignof(T);
-  if (bytes <= static_cast<std::size_t>(launch.team.scratch_bytes))
-    launch.scratch_bytes = static_cast<int>(bytes);
+  const BatchLaunch launch = panel_launch<T>(exec, p, w);
   const int scratch = launch.scratch_bytes;
   const MatrixRef<T> A(P.data(), Kokkos::LayoutStride(p, P.stride(0), w, P.stride(1)));
   const VectorRef<T> t(tau.data(), Kokkos::LayoutStride(std::min(p, w), tau.stride(0)));

@@ -104,22 +104,19 @@ KOKKOS_INLINE_FUNCTION bool condition_within(const Member& team, const RView& R,
     for (int i = 0; i <= j; ++i) sum += magnitude(M(i, j));
     return sum;
   };
-  Real r_norm = 0, x_norm = 0;
+  const auto norm_1 = [&](const auto& M) {
+    Real norm = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, n),
+        [&](const int j, Real& most) {
+          const Real sum = column_sum(M, j);
+          most = sum > most ? sum : most;
+        },
+        Kokkos::Max<Real>(norm));
+    return norm;
+  };
+  const Real r_norm = norm_1(R), x_norm = norm_1(X);
   int not_finite = 0;
-  Kokkos::parallel_reduce(
-      Kokkos::TeamThreadRange(team, n),
-      [&](const int j, Real& most) {
-        const Real sum = column_sum(R, j);
-        most = sum > most ? sum : most;
-      },
-      Kokkos::Max<Real>(r_norm));
-  Kokkos::parallel_reduce(
-      Kokkos::TeamThreadRange(team, n),
-      [&](const int j, Real& most) {
-        const Real sum = column_sum(X, j);
-        most = sum > most ? sum : most;
-      },
-      Kokkos::Max<Real>(x_norm));
   // x - x is 0 for a finite x, NaN for NaN and Inf; a sum of magnitudes is NaN or Inf when any
   // of its terms is.
   Kokkos::parallel_reduce(

@@ -56,7 +56,6 @@ template <class ExecSpace, class T>
 struct Work {
   using Memory = typename ExecSpace::memory_space;
   using Matrix = Kokkos::View<T**, Kokkos::LayoutLeft, Memory>;
-  Matrix w;                   // m x n: A R1^-1
   Matrix gram1, gram2;        // n x n: A^H A and W^H W, then R1 and R2 in their upper triangles
   Matrix inverse1, inverse2;  // R1^-1, R2^-1; inverse1 later R2^-1 U^-1
   Matrix lu, lu_inverse;      // Q's top block, then L and U; U^-1
@@ -64,17 +63,16 @@ struct Work {
   CholeskyState<ExecSpace, T> first, second;
   Kokkos::View<int, Memory> verdict{"basalt::qr::tall_skinny::verdict"};
 
-  Work(int m, int n) {
-    const auto matrix = [n](const char* label, int rows) {
-      return Matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), rows, n);
+  explicit Work(int n) {
+    const auto matrix = [n](const char* label) {
+      return Matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n, n);
     };
-    w = matrix("basalt::qr::tall_skinny::w", m);
-    gram1 = matrix("basalt::qr::tall_skinny::gram1", n);
-    gram2 = matrix("basalt::qr::tall_skinny::gram2", n);
-    inverse1 = matrix("basalt::qr::tall_skinny::inverse1", n);
-    inverse2 = matrix("basalt::qr::tall_skinny::inverse2", n);
-    lu = matrix("basalt::qr::tall_skinny::lu", n);
-    lu_inverse = matrix("basalt::qr::tall_skinny::lu_inverse", n);
+    gram1 = matrix("basalt::qr::tall_skinny::gram1");
+    gram2 = matrix("basalt::qr::tall_skinny::gram2");
+    inverse1 = matrix("basalt::qr::tall_skinny::inverse1");
+    inverse2 = matrix("basalt::qr::tall_skinny::inverse2");
+    lu = matrix("basalt::qr::tall_skinny::lu");
+    lu_inverse = matrix("basalt::qr::tall_skinny::lu_inverse");
     signs =
         decltype(signs)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "basalt::qr::signs"), n);
   }
@@ -214,7 +212,7 @@ bool geqrf_tall_skinny(const ExecSpace& exec, const AView& A, const TauView& tau
   using T = typename AView::non_const_value_type;
   using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   const int m = static_cast<int>(A.extent(0)), n = static_cast<int>(A.extent(1));
-  const Work<ExecSpace, T> work(m, n);
+  const Work<ExecSpace, T> work(n);
   const auto top = std::make_pair(0, n), below = std::make_pair(n, m);
   const auto cholesky = tuning::cholesky<ExecSpace>();
 
@@ -229,18 +227,21 @@ bool geqrf_tall_skinny(const ExecSpace& exec, const AView& A, const TauView& tau
                    : by_solve;
       });
   if (first == give_up) return false;
+  // W = A R1^-1, m x n: allocated only once the path is taken.
+  const typename Work<ExecSpace, T>::Matrix W(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "basalt::qr::tall_skinny::w"), m, n);
   if (first == by_inverse) {
-    gemm(exec, Op::none, Op::none, T(1), A, work.inverse1, T(0), work.w);
+    gemm(exec, Op::none, Op::none, T(1), A, work.inverse1, T(0), W);
   } else {
-    Kokkos::deep_copy(exec, work.w, A);
-    trsm(exec, ApplySide::right, false, Op::none, false, T(1), work.gram1, work.w);
+    Kokkos::deep_copy(exec, W, A);
+    trsm(exec, ApplySide::right, false, Op::none, false, T(1), work.gram1, W);
   }
 
-  gemm(exec, Op::conj_transpose, Op::none, T(1), work.w, work.w, T(0), work.gram2);
+  gemm(exec, Op::conj_transpose, Op::none, T(1), W, W, T(0), work.gram2);
   potrf(exec, Triangle::upper, work.gram2, work.second, cholesky);
   invert_upper(exec, work.gram2, work.inverse2);
-  gemm(exec, Op::none, Op::none, T(1), Kokkos::subview(work.w, top, Kokkos::ALL), work.inverse2,
-       T(0), work.lu);
+  gemm(exec, Op::none, Op::none, T(1), Kokkos::subview(W, top, Kokkos::ALL), work.inverse2, T(0),
+       work.lu);
   modified_lu(exec, work.lu, work.signs);
   invert_upper(exec, work.lu, work.lu_inverse);
   const Verdict second = decide(
@@ -254,8 +255,8 @@ bool geqrf_tall_skinny(const ExecSpace& exec, const AView& A, const TauView& tau
   if (second == give_up) return false;
 
   gemm(exec, Op::none, Op::none, T(1), work.inverse2, work.lu_inverse, T(0), work.inverse1);
-  gemm(exec, Op::none, Op::none, T(1), Kokkos::subview(work.w, below, Kokkos::ALL), work.inverse1,
-       T(0), Kokkos::subview(A, below, Kokkos::ALL));
+  gemm(exec, Op::none, Op::none, T(1), Kokkos::subview(W, below, Kokkos::ALL), work.inverse1, T(0),
+       Kokkos::subview(A, below, Kokkos::ALL));
   write_top_block(exec, A, tau, work);
   return true;
 }

@@ -49,10 +49,13 @@ __global__ void __launch_bounds__(warp::block_threads)
     if (active && i == j)
       row[j] = ops::make_scalar<T>(ops::root_from_reciprocal(diagonal, inverse));
     if (active && i > j && i < n) row[j] = ops::times_real(row[j], inverse);
+    // Entries above the diagonal (c > i) and rows past n are updated too, which spares a
+    // comparison an element: they are never stored, and no lane reads them (the shuffles read
+    // L(c, j), c > j, and the diagonal).
 #pragma unroll
     for (int c = j + 1; c < N; ++c) {
       const T l = ops::conjugate(warp::shuffle<S>(row[j], c));
-      if (active && c <= i && i < n) row[c] = ops::minus_product(row[c], row[j], l);
+      if (active) row[c] = ops::minus_product(row[c], row[j], l);
     }
   }
 

@@ -95,11 +95,11 @@ __global__ void __launch_bounds__(block::max_threads)
           reciprocal[j] = inverse;
         }
         if (t > j) row[j] = ops::times_real(row[j], inverse);
+        // Above the diagonal (c > t) too, without a select: the shuffles read only L(c, j),
+        // c > j, and what goes to L11's upper part is never read.
 #pragma unroll
-        for (int c = j + 1; c < NB; ++c) {
-          const T l = ops::conjugate(warp::shuffle<32>(row[j], c));
-          if (c <= t) row[c] = ops::minus_product(row[c], row[j], l);
-        }
+        for (int c = j + 1; c < NB; ++c)
+          row[c] = ops::minus_product(row[c], row[j], ops::conjugate(warp::shuffle<32>(row[j], c)));
       }
 #pragma unroll
       for (int c = 0; c < NB; ++c) {

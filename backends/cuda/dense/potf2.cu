@@ -123,10 +123,12 @@ __device__ int factor_diagonal_tile(T* d, int kb, ops::real_of_t<T>* reciprocal)
       reciprocal[j] = inverse;
     }
     if (step && i > j) row[j] = ops::times_real(row[j], inverse);
+    // Above the diagonal (c > i) too, which spares a comparison an element: never stored, and
+    // the shuffles read only L(c, j), c > j.
 #pragma unroll
     for (int c = j + 1; c < tile; ++c) {
       const T l = ops::conjugate(warp::shuffle<32>(row[j], c));
-      if (step && c <= i) row[c] = ops::minus_product(row[c], row[j], l);
+      if (step) row[c] = ops::minus_product(row[c], row[j], l);
     }
   }
   if (i < kb) {

@@ -25,23 +25,34 @@ constexpr int tile_size = (S + 1) * S + 1;
 // ||(alpha, x)||, tau = (beta - alpha) / beta, and the divisor of v = x / (alpha - beta); as
 // the portable team kernel. ||x|| from the plain sum of squares where that can neither have
 // overflowed nor lost squares to underflow, else scaled by the largest magnitude, from x as
-// the lane has already written it to the tile (x(i) at x_in_tile[i], i > j). Inlined into the
+// the lane has already written it to the tile (x(i) at x_in_tile[i], i > j); ||(alpha, x)||
+// from the plain sum too where that is finite, else by norm3. Inlined into the
 // unrolled loop over j, so that every index of col is a constant.
 template <class T, int N>
 __device__ __forceinline__ void reflector(const T (&col)[N], const T* x_in_tile, int j, T& tau,
                                           T& divisor, ops::real_of_t<T>& beta) {
   using Real = ops::real_of_t<T>;
+  constexpr bool complex = sizeof(T) != sizeof(Real);
   // Four partial sums: a shorter chain of dependent additions on the step's critical path.
   Real partial[4] = {};
 #pragma unroll
   for (int i = j + 1; i < N; ++i) {
     const Real re = ops::real_part(col[i]), im = ops::imag_part(col[i]);
-    partial[i % 4] += re * re + im * im;
+    partial[i % 4] += re * re;
+    if (complex) partial[i % 4] += im * im;
   }
   const Real squares = (partial[0] + partial[1]) + (partial[2] + partial[3]);
-  Real xnorm;
-  if (squares >= ops::smallest_trusted_square<Real>() && isfinite(squares)) {
-    xnorm = sqrt(squares);
+  const Real alpha_re = ops::real_part(col[j]), alpha_im = ops::imag_part(col[j]);
+  const bool trusted = squares >= ops::smallest_trusted_square<Real>() && isfinite(squares);
+  // ||(alpha, x)|| from the plain sum where that is finite too: one square root on the step's
+  // critical path instead of two and norm3's divisions.
+  const Real all_squares = squares + alpha_re * alpha_re + (complex ? alpha_im * alpha_im : 0);
+  Real norm;
+  bool x_is_zero = false;  // a trusted sum of squares is positive
+  if (trusted && isfinite(all_squares)) {
+    norm = sqrt(all_squares);
+  } else if (trusted) {
+    norm = ops::norm3(alpha_re, alpha_im, sqrt(squares));
   } else {
     // The rare path, from the tile in loops not unrolled: from the registers it would cost
     // some 50 registers on every path (32 x 32 double).
@@ -55,11 +66,11 @@ __device__ __forceinline__ void reflector(const T (&col)[N], const T* x_in_tile,
       const Real r = ops::magnitude(x_in_tile[i]) / scale;
       scaled += r * r;
     }
-    xnorm = scale * sqrt(scaled);
+    const Real xnorm = scale * sqrt(scaled);
+    x_is_zero = xnorm == Real(0);
+    norm = ops::norm3(alpha_re, alpha_im, xnorm);
   }
-  const Real alpha_re = ops::real_part(col[j]), alpha_im = ops::imag_part(col[j]);
-  const bool identity = xnorm == Real(0) && alpha_im == Real(0);  // H(j) = I, tau = 0
-  const Real norm = ops::norm3(alpha_re, alpha_im, xnorm);
+  const bool identity = x_is_zero && alpha_im == Real(0);  // H(j) = I, tau = 0
   beta = alpha_re >= Real(0) ? -norm : norm;
   tau = identity ? T{} : ops::make_scalar<T>((beta - alpha_re) / beta, -alpha_im / beta);
   divisor = ops::make_scalar<T>(alpha_re - beta, alpha_im);
@@ -91,13 +102,16 @@ __global__ void __launch_bounds__(threads_per_block)
   const int warp_steps = __reduce_max_sync(warp::full_mask, steps);
   T* tile = tiles[threadIdx.x / S];
 
-  // Through the tile: read and written a column at a time, coalesced.
-#pragma unroll
-  for (int c = 0; c < S; ++c)
-    tile[c * (S + 1) + lane] =
-        lane < m && c < n ? a.base[lane * a.row_stride + c * a.col_stride] : T{};
-  __syncwarp();
+  // Through the tile: read and written a column at a time, coalesced. All loads first, into
+  // the registers that then take the lane's column: a store to the tile between two loads
+  // would keep the next load waiting for it (a.base might point into shared memory).
   T col[N];
+#pragma unroll
+  for (int c = 0; c < N; ++c)
+    col[c] = lane < m && c < n ? a.base[lane * a.row_stride + c * a.col_stride] : T{};
+#pragma unroll
+  for (int c = 0; c < S; ++c) tile[c * (S + 1) + lane] = c < N ? col[c] : T{};
+  __syncwarp();
 #pragma unroll
   for (int i = 0; i < N; ++i) col[i] = tile[lane * (S + 1) + i];
 

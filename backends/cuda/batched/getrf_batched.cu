@@ -42,17 +42,35 @@ __global__ void __launch_bounds__(warp::block_threads)
   for (int j = 0; j < N; ++j) {
     const bool active = j < steps;
     const Real mine = ops::abs1(row[j]);
-    Real best = position >= j && lane < m && mine == mine ? mine : Real(-1);
-    int at = position;
-    for (int offset = S / 2; offset > 0; offset /= 2) {
-      const Real other = __shfl_xor_sync(warp::full_mask, best, offset, S);
-      const int other_at = __shfl_xor_sync(warp::full_mask, at, offset, S);
-      if (other > best || (other == best && other_at < at)) {
-        best = other;
-        at = other_at;
-      }
+    const bool candidate = position >= j && lane < m && mine == mine;  // never a NaN
+    int p, pivot_lane;
+    // In whole warps, the largest magnitude's leading 32 bits first, by one reduction
+    // instruction: where one lane alone holds them, that lane is the pivot. Ties of those bits,
+    // a column without a positive leading word and steps past a matrix's end are rare, and take
+    // the exact search. Narrower segments take only the exact search: there the keys' rounds of
+    // shuffles measured slower (H100, 16 x 16).
+    bool exact = true;
+    if constexpr (S == 32) {
+      const unsigned key = candidate ? warp::ordered_key(mine) : 0u;
+      const unsigned top = __reduce_max_sync(warp::full_mask, key);
+      const unsigned holders = __ballot_sync(warp::full_mask, candidate && key == top);
+      exact = !__all_sync(warp::full_mask, active && top > 0 && __popc(holders) == 1);
+      pivot_lane = __ffs(holders) - 1;
+      p = __shfl_sync(warp::full_mask, position, pivot_lane);
     }
-    const int p = best > Real(0) ? at : j;
+    if (exact) {
+      Real best = candidate ? mine : Real(-1);
+      int at = position;
+      for (int offset = S / 2; offset > 0; offset /= 2) {
+        const Real other = __shfl_xor_sync(warp::full_mask, best, offset, S);
+        const int other_at = __shfl_xor_sync(warp::full_mask, at, offset, S);
+        if (other > best || (other == best && other_at < at)) {
+          best = other;
+          at = other_at;
+        }
+      }
+      p = best > Real(0) ? at : j;
+    }
     if (active) {
       if (lane == 0) ipiv.base[j * ipiv.row_stride] = p + 1;
       if (position == p)
@@ -60,17 +78,19 @@ __global__ void __launch_bounds__(warp::block_threads)
       else if (position == j)
         position = p;
     }
-    const int pivot_lane = warp::first_lane_where<S>(position == j);
+    if (exact) pivot_lane = warp::first_lane_where<S>(position == j);  // where p moved
     const T pivot = warp::shuffle<S>(row[j], pivot_lane);
     const bool zero = ops::is_zero(pivot);
     if (active && zero && first_zero == 0) first_zero = j + 1;
     // LAPACK leaves a zero pivot's column unscaled; the column below it is zero, so no update.
+    // Columns past n are zero in every row (the pivot row's too), so they may be updated: they
+    // are never stored.
     const bool below = active && !zero && position > j && lane < m;
     if (below) row[j] = ops::divide(row[j], pivot);
 #pragma unroll
     for (int c = j + 1; c < N; ++c) {
       const T u = warp::shuffle<S>(row[c], pivot_lane);
-      if (below && c < n) row[c] = ops::minus_product(row[c], row[j], u);
+      if (below) row[c] = ops::minus_product(row[c], row[j], u);
     }
   }
 

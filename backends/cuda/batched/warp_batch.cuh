@@ -74,6 +74,13 @@ __device__ inline int first_lane_where(bool predicate) {
   return __ffs((votes >> segment_start) & segment_mask) - 1;
 }
 
+// A non-negative x's leading 32 bits, which order such numbers as their values do (a float's
+// all 32); different numbers may share them in double.
+__device__ inline unsigned ordered_key(float x) { return __float_as_uint(x); }
+__device__ inline unsigned ordered_key(double x) {
+  return static_cast<unsigned>(static_cast<unsigned long long>(__double_as_longlong(x)) >> 32);
+}
+
 // The matrix that slot `slot` of a launch of `count` slots works on; -1 past the last slot.
 template <class T>
 __device__ int member(const DeviceBatch<T>& batch, int slot, int count) {

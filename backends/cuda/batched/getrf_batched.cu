@@ -44,19 +44,20 @@ __global__ void __launch_bounds__(warp::block_threads)
     const Real mine = ops::abs1(row[j]);
     const bool candidate = position >= j && lane < m && mine == mine;  // never a NaN
     int p, pivot_lane;
-    // In whole warps, the largest magnitude's leading 32 bits first, by one reduction
-    // instruction: where one lane alone holds them, that lane is the pivot. Ties of those bits,
-    // a column without a positive leading word and steps past a matrix's end are rare, and take
-    // the exact search. Narrower segments take only the exact search: there the keys' rounds of
-    // shuffles measured slower (H100, 16 x 16).
+    // In segments of 16 or 32 lanes, the largest magnitude's leading 32 bits first, by one
+    // reduction instruction per segment: where one lane alone holds them, that lane is the
+    // pivot. Ties of those bits, a column without a positive leading word and steps past a
+    // matrix's end (in any segment of the warp) are rare, and take the exact search. Narrower
+    // segments take only the exact search (four or eight reductions a step there: not tried;
+    // n = 8 is bound by memory and the launch).
     bool exact = true;
-    if constexpr (S == 32) {
+    if constexpr (S >= 16) {
       const unsigned key = candidate ? warp::ordered_key(mine) : 0u;
-      const unsigned top = __reduce_max_sync(warp::full_mask, key);
-      const unsigned holders = __ballot_sync(warp::full_mask, candidate && key == top);
+      const unsigned top = warp::segment_max_by_reduction<S>(key);
+      const unsigned holders = warp::segment_votes<S>(candidate && key == top);
       exact = !__all_sync(warp::full_mask, active && top > 0 && __popc(holders) == 1);
       pivot_lane = __ffs(holders) - 1;
-      p = __shfl_sync(warp::full_mask, position, pivot_lane);
+      p = __shfl_sync(warp::full_mask, position, pivot_lane, S);
     }
     if (exact) {
       Real best = candidate ? mine : Real(-1);

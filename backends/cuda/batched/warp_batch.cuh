@@ -64,14 +64,35 @@ __device__ inline Real segment_max(Real v) {
   return v;
 }
 
+// The votes of the caller's segment of Width lanes, bit k for its lane k. Every lane of the
+// warp must call it.
+template <int Width>
+__device__ inline unsigned segment_votes(bool predicate) {
+  const unsigned votes = __ballot_sync(full_mask, predicate);
+  const int segment_start = (threadIdx.x % 32) / Width * Width;
+  const unsigned segment_mask = Width == 32 ? full_mask : (1u << Width) - 1;
+  return (votes >> segment_start) & segment_mask;
+}
+
 // The first lane of the caller's segment of Width lanes for which `predicate` holds (-1: none).
 // Every lane of the warp must call it.
 template <int Width>
 __device__ inline int first_lane_where(bool predicate) {
-  const unsigned votes = __ballot_sync(full_mask, predicate);
-  const int segment_start = (threadIdx.x % 32) / Width * Width;
-  const unsigned segment_mask = Width == 32 ? full_mask : (1u << Width) - 1;
-  return __ffs((votes >> segment_start) & segment_mask) - 1;
+  return __ffs(segment_votes<Width>(predicate)) - 1;
+}
+
+// The largest key over the caller's segment, on every lane of it: one whole-warp reduction
+// instruction per segment, each over its own lanes' keys (the others' as zero).
+template <int Width>
+__device__ inline unsigned segment_max_by_reduction(unsigned key) {
+  unsigned top = 0;
+  const int mine = (threadIdx.x % 32) / Width;
+#pragma unroll
+  for (int segment = 0; segment < 32 / Width; ++segment) {
+    const unsigned segment_top = __reduce_max_sync(full_mask, segment == mine ? key : 0u);
+    if (segment == mine) top = segment_top;
+  }
+  return top;
 }
 
 // A non-negative x's leading 32 bits, which order such numbers as their values do (a float's

@@ -37,12 +37,12 @@ auto device_batch(const Access& A) {
   return d;
 }
 
-// Launch classes of a variable batch by rows: the warp kernels' size classes (up to 4, 8, 16, 24
-// and 32 rows: classes 0 to 4), then the block kernels' heights (33 to 64 rows: class 5, and so
+// Launch classes of a variable batch by rows: the warp kernels' size classes (up to 4, 8, 12,
+// ..., 32 rows: classes 0 to 7), then the block kernels' heights (33 to 64 rows: class 8, and so
 // on by 32 rows).
 inline int launch_class(int rows) {
-  if (rows <= 32) return rows <= 4 ? 0 : rows <= 8 ? 1 : rows <= 16 ? 2 : rows <= 24 ? 3 : 4;
-  return 4 + (rows + 31) / 32 - 1;
+  if (rows <= 32) return rows <= 4 ? 0 : rows <= 8 ? 1 : (rows + 3) / 4 - 1;
+  return 7 + (rows + 31) / 32 - 1;
 }
 
 // A variable batch's members of up to 32 rows, when all of them fit in one wave of the warp

@@ -128,15 +128,13 @@ __device__ Located<T> locate(const DeviceBatch<T>& batch, int b) {
           batch.col_stride};
 }
 
-// The warp kernels' size classes: matrices of up to 4, 8, 16, 24 or 32 rows and columns, the
-// smallest class that holds `size`. A class of N runs in segments of segment_lanes(N) lanes;
-// 24 has a class of its own, since the kernels' steps cost by the class's size,
-// not the matrix's.
-inline int size_class(int size) {
-  return size <= 4 ? 4 : size <= 8 ? 8 : size <= 16 ? 16 : size <= 24 ? 24 : 32;
-}
+// The warp kernels' size classes: matrices of up to 4, 8, then every 4 up to 32 rows and
+// columns, the smallest class that holds `size`. A class of N runs in segments of
+// segment_lanes(N) lanes (the power of two that holds N); the classes between the powers of
+// two are there because the kernels' steps cost by the class's size, not the matrix's.
+inline int size_class(int size) { return size <= 4 ? 4 : size <= 8 ? 8 : (size + 3) / 4 * 4; }
 __host__ __device__ constexpr int segment_lanes(int size_class) {
-  return size_class <= 16 ? size_class : 32;
+  return size_class <= 4 ? 4 : size_class <= 8 ? 8 : size_class <= 16 ? 16 : 32;
 }
 
 constexpr int block_threads = 128;
@@ -149,10 +147,16 @@ decltype(auto) with_size_class(int largest, const F& f) {
       return f(std::integral_constant<int, 4>{});
     case 8:
       return f(std::integral_constant<int, 8>{});
+    case 12:
+      return f(std::integral_constant<int, 12>{});
     case 16:
       return f(std::integral_constant<int, 16>{});
+    case 20:
+      return f(std::integral_constant<int, 20>{});
     case 24:
       return f(std::integral_constant<int, 24>{});
+    case 28:
+      return f(std::integral_constant<int, 28>{});
     default:
       return f(std::integral_constant<int, 32>{});
   }

@@ -19,56 +19,165 @@ constexpr int NB = block::panel_width;
 constexpr int tile_rows = 4, tile_cols = 8;
 constexpr int row_step = NB / tile_rows, col_step = NB / tile_cols;
 
-// Shared memory of a block of `threads` threads (one per row of the largest matrix, rounded up
-// to whole warps): the diagonal tile L11 (32 x 32), L21 (the panel's rows below it: at most
-// threads - 32) and the reciprocals of L11's diagonal.
+// L21's column stride for a block of `threads` threads (one per row of the largest matrix,
+// rounded up to whole warps): at least its threads - 32 rows, and 4 more, so that the 4 columns
+// an 8 x 8 x 4 tensor-core operand reads (8 rows each) fall in different banks.
+__host__ __device__ inline int l21_pitch(int threads) { return threads - NB + 4; }
+
+// Shared memory of such a block: the diagonal tile L11 (32 x 32), L21 (the panel's rows below
+// it) and the reciprocals of L11's diagonal.
 template <class T>
 std::size_t shared_bytes_for(int threads) {
-  return sizeof(T) * NB * threads + sizeof(ops::real_of_t<T>) * NB;
+  return sizeof(T) * NB * (NB + l21_pitch(threads)) + sizeof(ops::real_of_t<T>) * NB;
 }
+
+// Element (r, c), r >= c, of the lower triangle: A(r, c), or conj(A(c, r)) when the upper one
+// is stored.
+template <class T>
+__device__ inline T load_lower(const warp::Located<T>& a, bool lower, int r, int c) {
+  return lower ? block::at(a, r, c) : ops::conjugate(block::at(a, c, r));
+}
+template <class T>
+__device__ inline void store_lower(const warp::Located<T>& a, bool lower, int r, int c, T v) {
+  if (lower)
+    block::at(a, r, c) = v;
+  else
+    block::at(a, c, r) = ops::conjugate(v);
+}
+
+// Tile (ti, tj), ti >= tj, of the trailing matrix A22 (order m, at (start, start)) -= L21(tile
+// ti's rows, :) L21(tile tj's rows, :)^H, on one warp, L21 in shared memory (column stride
+// pitch); only the stored triangle is read or written. By multiply-adds: lane (tr, tc) holds
+// rows tr + 8i and columns tc + 4j of the tile, so that each value read from shared memory feeds
+// 8 or 4 of them; the lanes side by side along the stored triangle's contiguous dimension (for
+// column-major storage), so that the tile's loads and stores use whole 32-byte sectors.
+template <class T>
+__device__ void subtract_tile_product(const warp::Located<T>& a, bool lower, int start, int m,
+                                      int ti, int tj, const T* l21, int pitch) {
+  const int lane = threadIdx.x % 32;
+  const int tr = lower ? lane % row_step : lane / col_step;
+  const int tc = lower ? lane / row_step : lane % col_step;
+  const int r0 = ti * NB + tr, c0 = tj * NB + tc;
+  T sum[tile_rows][tile_cols];
+#pragma unroll
+  for (int i = 0; i < tile_rows; ++i)
+#pragma unroll
+    for (int j = 0; j < tile_cols; ++j) {
+      const int r = r0 + row_step * i, c = c0 + col_step * j;
+      sum[i][j] = r < m && c <= r ? load_lower(a, lower, start + r, start + c) : T{};
+    }
+#pragma unroll
+  for (int k = 0; k < NB; ++k) {
+    T left[tile_rows], right[tile_cols];
+#pragma unroll
+    for (int i = 0; i < tile_rows; ++i) left[i] = l21[k * pitch + r0 + row_step * i];
+#pragma unroll
+    for (int j = 0; j < tile_cols; ++j)
+      right[j] = ops::conjugate(l21[k * pitch + c0 + col_step * j]);
+#pragma unroll
+    for (int i = 0; i < tile_rows; ++i)
+#pragma unroll
+      for (int j = 0; j < tile_cols; ++j)
+        sum[i][j] = ops::minus_product(sum[i][j], left[i], right[j]);
+  }
+#pragma unroll
+  for (int i = 0; i < tile_rows; ++i)
+#pragma unroll
+    for (int j = 0; j < tile_cols; ++j) {
+      const int r = r0 + row_step * i, c = c0 + col_step * j;
+      if (r < m && c <= r) store_lower(a, lower, start + r, start + c, sum[i][j]);
+    }
+}
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+// D (8 x 8) += A (8 x 4) B (4 x 8) in double on a warp's tensor cores: lane l holds
+// A(l / 4, l % 4), B(l % 4, l / 4) and D(l / 4, 2 (l % 4) + e), e = 0, 1.
+__device__ inline void mma_8x8x4(double (&d)[2], double a, double b) {
+  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+      : "+d"(d[0]), "+d"(d[1])
+      : "d"(a), "d"(b));
+}
+
+// The same in real double by tensor cores (mma.m8n8k4, sm_80 and later; the device pass for an
+// older GPU takes the template above): 4 x 4 products of 8 x 8 per tile, each k step of 4 one
+// shared load per operand and lane. The tile's element (p, q) is taken in the stored triangle's
+// own order, p along its contiguous dimension (lower: p the row; upper: p the column), so that
+// the 8 lanes of a fragment's column load and store 64 contiguous bytes; L21 L21^T is
+// symmetric, so the (p, q) product is the same either way. The lanes of one column of an
+// operand read 4 columns of L21 at 8 rows each: l21_pitch keeps them apart in the banks.
+__device__ void subtract_tile_product(const warp::Located<double>& a, bool lower, int start, int m,
+                                      int ti, int tj, const double* l21, int pitch) {
+  const int lane = threadIdx.x % 32, g = lane / 4, s = lane % 4;
+  const int p_tile = (lower ? ti : tj) * NB, q_tile = (lower ? tj : ti) * NB;
+  const auto stored = [&](int p, int q) {
+    const int r = lower ? p : q, c = lower ? q : p;
+    return r < m && c <= r;
+  };
+  double* const origin = &block::at(a, start + p_tile + g, start + q_tile + 2 * s);
+  double sum[4][4][2];  // sum[i][j][e]: p = p_tile + 8i + g, q = q_tile + 8j + 2s + e
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int p = p_tile + 8 * i + g, q = q_tile + 8 * j + 2 * s + e;
+        sum[i][j][e] =
+            stored(p, q) ? origin[8 * i * a.row_stride + (8 * j + e) * a.col_stride] : 0.0;
+      }
+#pragma unroll
+  for (int k = 0; k < NB; k += 4) {
+    const double* const column = l21 + (k + s) * pitch + g;
+    double left[4], right[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) left[i] = -column[p_tile + 8 * i];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) right[j] = column[q_tile + 8 * j];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) mma_8x8x4(sum[i][j], left[i], right[j]);
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int p = p_tile + 8 * i + g, q = q_tile + 8 * j + 2 * s + e;
+        if (stored(p, q)) origin[8 * i * a.row_stride + (8 * j + e) * a.col_stride] = sum[i][j][e];
+      }
+}
+#endif
 
 // Right-looking Cholesky by panels of 32 columns, with three block barriers per panel. Thread t
 // loads row k0 + t of panel k0 (of the lower factor; for an upper triangle, column k0 + t,
-// conjugated) into registers. Warp 0 factors the diagonal tile as the warp kernel
-// (potrf_batched.cu) does, by shuffles, and puts L11 in shared memory; then every thread below
+// conjugated) into registers. Warp 0 factors the diagonal tile, a row per lane, each column of
+// L11 going through shared memory to every lane as it becomes final; then every thread below
 // solves its row of L21 = A21 L11^-H by forward substitution, L11 read by broadcasts, and puts
 // it in shared memory too. Then A22 -= L21 L21^H, its lower triangle only, tile by tile: each
-// warp loads a 32 x 32 tile of A22 into registers (lane (tr, tc) holding rows tr + 8i and
-// columns tc + 4j), subtracts the product of L21's rows and columns read from shared memory and
-// stores it back. A non-positive (or NaN) diagonal stops the matrix there: the columns before
-// it final, the diagonal tile stored as updated so far (A(j, j) as it was updated), the rows
-// below and the trailing matrix as the earlier panels left them. Only the stored triangle is
-// read or written; control flow depends only on the matrix's order and on values shared by the
-// whole warp or block.
+// warp loads a 32 x 32 tile of A22 into registers, subtracts the product of L21's rows and
+// columns read from shared memory (subtract_tile_product) and stores it back. A non-positive
+// (or NaN) diagonal stops the matrix there: the columns before it final, the diagonal tile
+// stored as updated so far (A(j, j) as it was updated), the rows below and the trailing matrix
+// as the earlier panels left them. Only the stored triangle is read or written; control flow
+// depends only on the matrix's order and on values shared by the whole warp or block.
 template <class T>
 __global__ void __launch_bounds__(block::max_threads)
     potrf_tiled(bool lower, DeviceBatch<T> batch, int* info, std::int64_t info_stride, int count) {
   using Real = ops::real_of_t<T>;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  const int pitch = blockDim.x - NB;
+  const int pitch = l21_pitch(blockDim.x);
   T* const l11 = reinterpret_cast<T*>(shared_bytes);  // L11(r, c) at l11[c * NB + r]
   T* const l21 = l11 + NB * NB;                       // L21(r, c) at l21[c * pitch + r]
   Real* const reciprocal = reinterpret_cast<Real*>(l21 + NB * pitch);  // 1 / L11(j, j)
   __shared__ int panel_done;  // columns of the panel factored: jb, or the failing one's index
 
-  const int b = warp::member(batch, blockIdx.x, count), t = threadIdx.x, lane = t % 32;
+  const int b = warp::member(batch, blockIdx.x, count), t = threadIdx.x;
   const warp::Located<T> a = warp::locate(batch, b);
   const int n = a.rows;
-  // Element (r, c), r >= c, of the lower triangle: A(r, c), or conj(A(c, r)) when the upper one
-  // is stored.
-  const auto load = [&](int r, int c) {
-    return lower ? block::at(a, r, c) : ops::conjugate(block::at(a, c, r));
-  };
-  const auto store = [&](int r, int c, T v) {
-    if (lower)
-      block::at(a, r, c) = v;
-    else
-      block::at(a, c, r) = ops::conjugate(v);
-  };
-  // The lanes of a warp side by side along the stored triangle's contiguous dimension (for
-  // column-major storage), so that a tile's loads and stores use whole 32-byte sectors.
-  const int tr = lower ? lane % row_step : lane / col_step;
-  const int tc = lower ? lane / row_step : lane % col_step;
+  const auto load = [&](int r, int c) { return load_lower(a, lower, r, c); };
+  const auto store = [&](int r, int c, T v) { store_lower(a, lower, r, c, v); };
 
   int failed = 0;
   for (int k0 = 0; k0 < n; k0 += NB) {
@@ -95,17 +204,19 @@ __global__ void __launch_bounds__(block::max_threads)
           reciprocal[j] = inverse;
         }
         if (t > j) row[j] = ops::times_real(row[j], inverse);
-        // Above the diagonal (c > t) too, without a select: the shuffles read only L(c, j),
-        // c > j, and what goes to L11's upper part is never read.
+        // Column j of L11 goes through shared memory: each lane then reads it two entries at a
+        // time, where shuffles took two instructions an entry and register moves to pair them
+        // (its entries above the diagonal are never read).
+        l11[j * NB + t] = row[j];
+        __syncwarp();
+        // Above the diagonal (c > t) too, without a select: what goes there is never read.
 #pragma unroll
         for (int c = j + 1; c < NB; ++c)
-          row[c] = ops::minus_product(row[c], row[j], ops::conjugate(warp::shuffle<32>(row[j], c)));
+          row[c] = ops::minus_product(row[c], row[j], ops::conjugate(l11[j * NB + c]));
       }
 #pragma unroll
-      for (int c = 0; c < NB; ++c) {
-        l11[c * NB + t] = row[c];
+      for (int c = 0; c < NB; ++c)
         if (mine && c < jb && c <= t) store(k0 + t, k0 + c, row[c]);
-      }
       if (t == 0) panel_done = done;
     }
     __syncthreads();  // L11, its reciprocals and panel_done
@@ -143,36 +254,7 @@ __global__ void __launch_bounds__(block::max_threads)
       int ti = 0;  // tile (ti, tj), ti >= tj, of the trailing matrix's lower triangle
       while ((ti + 1) * (ti + 2) / 2 <= tile) ++ti;
       const int tj = tile - ti * (ti + 1) / 2;
-      const int r0 = ti * NB + tr, c0 = tj * NB + tc;
-      T sum[tile_rows][tile_cols];
-#pragma unroll
-      for (int i = 0; i < tile_rows; ++i)
-#pragma unroll
-        for (int j = 0; j < tile_cols; ++j) {
-          const int r = r0 + row_step * i, c = c0 + col_step * j;
-          sum[i][j] = r < m && c <= r ? load(start + r, start + c) : T{};
-        }
-#pragma unroll
-      for (int k = 0; k < NB; ++k) {
-        T left[tile_rows], right[tile_cols];
-#pragma unroll
-        for (int i = 0; i < tile_rows; ++i) left[i] = l21[k * pitch + r0 + row_step * i];
-#pragma unroll
-        for (int j = 0; j < tile_cols; ++j)
-          right[j] = ops::conjugate(l21[k * pitch + c0 + col_step * j]);
-#pragma unroll
-        for (int i = 0; i < tile_rows; ++i)
-#pragma unroll
-          for (int j = 0; j < tile_cols; ++j)
-            sum[i][j] = ops::minus_product(sum[i][j], left[i], right[j]);
-      }
-#pragma unroll
-      for (int i = 0; i < tile_rows; ++i)
-#pragma unroll
-        for (int j = 0; j < tile_cols; ++j) {
-          const int r = r0 + row_step * i, c = c0 + col_step * j;
-          if (r < m && c <= r) store(start + r, start + c, sum[i][j]);
-        }
+      subtract_tile_product(a, lower, start, m, ti, tj, l21, pitch);
     }
     __syncthreads();  // the trailing matrix stored for the next panel; shared memory free again
   }

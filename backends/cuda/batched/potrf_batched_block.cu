@@ -7,6 +7,7 @@
 #include "basalt/backends/cuda/batched/block_batch.cuh"
 #include "basalt/backends/cuda/batched/potrf_batched_launch.hpp"
 #include "basalt/backends/cuda/error.hpp"
+#include "basalt/backends/cuda/mma.cuh"
 #include "basalt/backends/cuda/scalar_ops.cuh"
 
 namespace basalt::cuda::kernels {
@@ -89,22 +90,14 @@ __device__ void subtract_tile_product(const warp::Located<T>& a, bool lower, int
     }
 }
 
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-// D (8 x 8) += A (8 x 4) B (4 x 8) in double on a warp's tensor cores: lane l holds
-// A(l / 4, l % 4), B(l % 4, l / 4) and D(l / 4, 2 (l % 4) + e), e = 0, 1.
-__device__ inline void mma_8x8x4(double (&d)[2], double a, double b) {
-  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
-      : "+d"(d[0]), "+d"(d[1])
-      : "d"(a), "d"(b));
-}
-
-// The same in real double by tensor cores (mma.m8n8k4, sm_80 and later; the device pass for an
-// older GPU takes the template above): 4 x 4 products of 8 x 8 per tile, each k step of 4 one
-// shared load per operand and lane. The tile's element (p, q) is taken in the stored triangle's
-// own order, p along its contiguous dimension (lower: p the row; upper: p the column), so that
-// the 8 lanes of a fragment's column load and store 64 contiguous bytes; L21 L21^T is
-// symmetric, so the (p, q) product is the same either way. The lanes of one column of an
-// operand read 4 columns of L21 at 8 rows each: l21_pitch keeps them apart in the banks.
+#ifdef BASALT_CUDA_DOUBLE_MMA
+// The same in real double by tensor cores (mma.cuh; without them, the template above): 4 x 4
+// products of 8 x 8 per tile, each k step of 4 one shared load per operand and lane. The tile's
+// element (p, q) is taken in the stored triangle's own order, p along its contiguous dimension
+// (lower: p the row; upper: p the column), so that the 8 lanes of a fragment's column load and
+// store 64 contiguous bytes; L21 L21^T is symmetric, so the (p, q) product is the same either way.
+// The lanes of one column of an operand read 4 columns of L21 at 8 rows each: l21_pitch keeps them
+// apart in the banks.
 __device__ void subtract_tile_product(const warp::Located<double>& a, bool lower, int start, int m,
                                       int ti, int tj, const double* l21, int pitch) {
   const int lane = threadIdx.x % 32, g = lane / 4, s = lane % 4;
@@ -136,7 +129,7 @@ __device__ void subtract_tile_product(const warp::Located<double>& a, bool lower
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) mma_8x8x4(sum[i][j], left[i], right[j]);
+      for (int j = 0; j < 4; ++j) mma::multiply_add_8x8x4(sum[i][j], left[i], right[j]);
   }
 #pragma unroll
   for (int i = 0; i < 4; ++i)

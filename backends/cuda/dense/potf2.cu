@@ -3,9 +3,10 @@
 // and a chunk of the rows below; it factors the diagonal block itself (the blocks repeat that
 // work rather than wait for one another) and solves its chunk as the columns become final, then
 // solves any further chunks against the finished block. Per 32 columns, warp 0 factors the
-// diagonal tile in registers (a row per lane, columns broadcast by shuffles), every thread solves
-// one row below it, and the warps apply the rank-32 update to the trailing tiles, each lane a
-// 4 x 8 register tile: three barriers per 32 columns. An upper panel is loaded as its conjugate
+// diagonal tile in registers (a row per lane, each column broadcast through shared memory),
+// every thread solves one row below it, and the warps apply the rank-32 update to the trailing
+// tiles (each lane a 4 x 8 register tile; in real double, tensor-core products): three barriers
+// per 32 columns. An upper panel is loaded as its conjugate
 // transpose, so one lower kernel serves both triangles.
 #include <cuComplex.h>
 
@@ -15,6 +16,7 @@
 #include "basalt/backends/cuda/batched/warp_batch.cuh"
 #include "basalt/backends/cuda/dense/potf2_launch.hpp"
 #include "basalt/backends/cuda/error.hpp"
+#include "basalt/backends/cuda/mma.cuh"
 #include "basalt/backends/cuda/scalar_ops.cuh"
 #include "basalt/backends/cuda/workspace.hpp"
 
@@ -123,12 +125,16 @@ __device__ int factor_diagonal_tile(T* d, int kb, ops::real_of_t<T>* reciprocal)
       reciprocal[j] = inverse;
     }
     if (step && i > j) row[j] = ops::times_real(row[j], inverse);
-    // Above the diagonal (c > i) too, which spares a comparison an element: never stored, and
-    // the shuffles read only L(c, j), c > j.
+    if (step) {
+      // Column j goes to every lane through the tile in shared memory, where shuffles took two
+      // instructions an entry and register moves to pair them (what lanes i < j write above
+      // the diagonal is never read). Above the diagonal (c > i) too, which spares a comparison
+      // an element: never stored.
+      d[i + j * tile_ld] = row[j];
+      __syncwarp();
 #pragma unroll
-    for (int c = j + 1; c < tile; ++c) {
-      const T l = ops::conjugate(warp::shuffle<32>(row[j], c));
-      if (step) row[c] = ops::minus_product(row[c], row[j], l);
+      for (int c = j + 1; c < tile; ++c)
+        row[c] = ops::minus_product(row[c], row[j], ops::conjugate(d[c + j * tile_ld]));
     }
   }
   if (i < kb) {
@@ -195,6 +201,41 @@ __device__ void update_tile(T* out, const T* left, const T* right) {
         out[g + 8 * q + (h + 4 * (pass * columns + p)) * tile_ld] = sum[q][p];
   }
 }
+
+#ifdef BASALT_CUDA_DOUBLE_MMA
+// The same in real double by tensor cores (mma.cuh; without them, the template above): 4 x 4
+// products of 8 x 8, lane l holding rows 8q + l / 4 and columns 8p + 2 (l % 4) + e, e = 0, 1,
+// of out; each step of 4 of the inner dimension one shared load per operand, lane and product.
+__device__ void update_tile(double* out, const double* left, const double* right) {
+  const int lane = threadIdx.x % 32, g = lane / 4, s = lane % 4;
+  double* const origin = out + g + 2 * s * tile_ld;
+  double sum[4][4][2];
+#pragma unroll
+  for (int q = 0; q < 4; ++q)
+#pragma unroll
+    for (int p = 0; p < 4; ++p)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) sum[q][p][e] = origin[8 * q + (8 * p + e) * tile_ld];
+#pragma unroll
+  for (int l = 0; l < tile; l += 4) {
+    double x[4], y[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) x[q] = -left[g + 8 * q + (l + s) * tile_ld];
+#pragma unroll
+    for (int p = 0; p < 4; ++p) y[p] = right[g + 8 * p + (l + s) * tile_ld];
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+#pragma unroll
+      for (int p = 0; p < 4; ++p) mma::multiply_add_8x8x4(sum[q][p], x[q], y[p]);
+  }
+#pragma unroll
+  for (int q = 0; q < 4; ++q)
+#pragma unroll
+    for (int p = 0; p < 4; ++p)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) origin[8 * q + (8 * p + e) * tile_ld] = sum[q][p][e];
+}
+#endif
 
 // The trailing tiles minus the rank-32 update of the final tile column K: the diagonal block's
 // (when `diagonal`) and the chunk's first chunk_row_tiles row tiles, a tile per warp at a time.

@@ -91,8 +91,7 @@ __device__ void subtract_tile_product(const warp::Located<T>& a, bool lower, int
 }
 
 #ifdef BASALT_CUDA_DOUBLE_MMA
-// The same in real double by tensor cores (mma.cuh; without them, the template above): 4 x 4
-// products of 8 x 8 per tile, each k step of 4 one shared load per operand and lane. The tile's
+// The same in real double by tensor cores (mma.cuh; without them, the template above). The tile's
 // element (p, q) is taken in the stored triangle's own order, p along its contiguous dimension
 // (lower: p the row; upper: p the column), so that the 8 lanes of a fragment's column load and
 // store 64 contiguous bytes; L21 L21^T is symmetric, so the (p, q) product is the same either way.
@@ -107,39 +106,21 @@ __device__ void subtract_tile_product(const warp::Located<double>& a, bool lower
     return r < m && c <= r;
   };
   double* const origin = &block::at(a, start + p_tile + g, start + q_tile + 2 * s);
-  double sum[4][4][2];  // sum[i][j][e]: p = p_tile + 8i + g, q = q_tile + 8j + 2s + e
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int p = p_tile + 8 * i + g, q = q_tile + 8 * j + 2 * s + e;
-        sum[i][j][e] =
-            stored(p, q) ? origin[8 * i * a.row_stride + (8 * j + e) * a.col_stride] : 0.0;
-      }
-#pragma unroll
-  for (int k = 0; k < NB; k += 4) {
-    const double* const column = l21 + (k + s) * pitch + g;
-    double left[4], right[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) left[i] = -column[p_tile + 8 * i];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) right[j] = column[q_tile + 8 * j];
+  double sum[4][4][2] = {};  // sum[i][j][e]: p = p_tile + 8i + g, q = q_tile + 8j + 2s + e
+  // f(sum element, matrix element) on the tile's elements in the stored triangle.
+  const auto each_stored = [&](auto&& f) {
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) mma::multiply_add_8x8x4(sum[i][j], left[i], right[j]);
-  }
+      for (int j = 0; j < 4; ++j)
 #pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int p = p_tile + 8 * i + g, q = q_tile + 8 * j + 2 * s + e;
-        if (stored(p, q)) origin[8 * i * a.row_stride + (8 * j + e) * a.col_stride] = sum[i][j][e];
-      }
+        for (int e = 0; e < 2; ++e)
+          if (stored(p_tile + 8 * i + g, q_tile + 8 * j + 2 * s + e))
+            f(sum[i][j][e], origin[8 * i * a.row_stride + (8 * j + e) * a.col_stride]);
+  };
+  each_stored([](double& value, const double& element) { value = element; });
+  mma::subtract_product_32x32(sum, l21 + p_tile, l21 + q_tile, pitch);
+  each_stored([](const double& value, double& element) { element = value; });
 }
 #endif
 

@@ -203,9 +203,8 @@ __device__ void update_tile(T* out, const T* left, const T* right) {
 }
 
 #ifdef BASALT_CUDA_DOUBLE_MMA
-// The same in real double by tensor cores (mma.cuh; without them, the template above): 4 x 4
-// products of 8 x 8, lane l holding rows 8q + l / 4 and columns 8p + 2 (l % 4) + e, e = 0, 1,
-// of out; each step of 4 of the inner dimension one shared load per operand, lane and product.
+// The same in real double by tensor cores (mma.cuh; without them, the template above), lane l
+// holding rows 8q + l / 4 and columns 8p + 2 (l % 4) + e, e = 0, 1, of out.
 __device__ void update_tile(double* out, const double* left, const double* right) {
   const int lane = threadIdx.x % 32, g = lane / 4, s = lane % 4;
   double* const origin = out + g + 2 * s * tile_ld;
@@ -216,18 +215,7 @@ __device__ void update_tile(double* out, const double* left, const double* right
     for (int p = 0; p < 4; ++p)
 #pragma unroll
       for (int e = 0; e < 2; ++e) sum[q][p][e] = origin[8 * q + (8 * p + e) * tile_ld];
-#pragma unroll
-  for (int l = 0; l < tile; l += 4) {
-    double x[4], y[4];
-#pragma unroll
-    for (int q = 0; q < 4; ++q) x[q] = -left[g + 8 * q + (l + s) * tile_ld];
-#pragma unroll
-    for (int p = 0; p < 4; ++p) y[p] = right[g + 8 * p + (l + s) * tile_ld];
-#pragma unroll
-    for (int q = 0; q < 4; ++q)
-#pragma unroll
-      for (int p = 0; p < 4; ++p) mma::multiply_add_8x8x4(sum[q][p], x[q], y[p]);
-  }
+  mma::subtract_product_32x32(sum, left, right, tile_ld);
 #pragma unroll
   for (int q = 0; q < 4; ++q)
 #pragma unroll

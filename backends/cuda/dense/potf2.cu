@@ -6,8 +6,8 @@
 // diagonal tile in registers (a row per lane, each column broadcast through shared memory),
 // every thread solves one row below it, and the warps apply the rank-32 update to the trailing
 // tiles (each lane a 4 x 8 register tile; in real double, tensor-core products): three barriers
-// per 32 columns. An upper panel is loaded as its conjugate
-// transpose, so one lower kernel serves both triangles.
+// per 32 columns. An upper panel is loaded as its conjugate transpose, so one lower kernel serves
+// both triangles.
 #include <cuComplex.h>
 
 #include <algorithm>

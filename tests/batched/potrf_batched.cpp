@@ -304,7 +304,8 @@ void check_against_portable(const HostMatrix<T>& original, const HostMatrix<T>& 
 
 // The block-per-matrix CUDA kernel (orders 33 to 256) against the portable team kernel on the GPU:
 // fixed batches on both sides of every panel edge, variable batches of orders 0 to 256 and 0 to
-// 65 (which the block kernel takes whole, with blocks sized for the largest), both triangles,
+// 65 (which the block kernel takes whole, with blocks sized for the largest), fixed batches of
+// interleaved and of row-major matrices, both triangles,
 // failures in the first and in later panels and on a panel's first and last columns, a NaN
 // member, and the limit.
 TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_batched",
@@ -376,6 +377,38 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
         check_against_portable(originals[b], factors[b], reference_factors[b], infos(b),
                                reference_infos(b), uplo);
       }
+    }
+
+    // Matrices interleaved (LayoutLeft) and stored by rows (LayoutRight): any strides.
+    for (const int n : {33, 64, 100, 256}) {
+      CAPTURE(n);
+      std::vector<HostMatrix<T>> originals;
+      for (int b = 0; b < 6; ++b) originals.push_back(cholesky_test_matrix<T>(n, b));
+      const auto check_layout = [&](auto layout) {
+        using Layout = decltype(layout);
+        const int count = static_cast<int>(originals.size());
+        Kokkos::View<T***, Layout> fast("fast", count, n, n), reference("reference", count, n, n);
+        auto host = Kokkos::create_mirror_view(fast);
+        for (int b = 0; b < count; ++b)
+          for (int j = 0; j < n; ++j)
+            for (int i = 0; i < n; ++i) host(b, i, j) = originals[b](i, j);
+        Kokkos::deep_copy(fast, host);
+        Kokkos::deep_copy(reference, host);
+        Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
+        factor_both(uplo, fast, reference, fast_info, reference_info);
+        const auto factors = to_host(fast);
+        const auto reference_factors = to_host(reference);
+        const auto infos = to_host(fast_info);
+        const auto reference_infos = to_host(reference_info);
+        for (int b = 0; b < count; ++b) {
+          CAPTURE(b);
+          check_against_portable(originals[b], host_matrix(factors, b),
+                                 host_matrix(reference_factors, b), infos(b), reference_infos(b),
+                                 uplo);
+        }
+      };
+      check_layout(Kokkos::LayoutLeft());
+      check_layout(Kokkos::LayoutRight());
     }
   }
 

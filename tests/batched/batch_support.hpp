@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "basalt/algorithms/batched/batch.hpp"
@@ -92,16 +93,31 @@ HostMatrix<T> spd_matrix(int n, bool not_spd = false) {
   return a;
 }
 
+// `batch` (count x m x n, any layout) holding the host matrices.
+template <class Batch, class T>
+Batch filled_batch(Batch batch, const std::vector<HostMatrix<T>>& host) {
+  auto mirror = Kokkos::create_mirror_view(batch);
+  for (size_t b = 0; b < host.size(); ++b)
+    for (size_t j = 0; j < batch.extent(2); ++j)
+      for (size_t i = 0; i < batch.extent(1); ++i) mirror(b, i, j) = host[b](i, j);
+  Kokkos::deep_copy(batch, mirror);
+  return batch;
+}
+
 // A fixed batch of host matrices on the default execution space, in make_batch's layout.
 template <class T>
 BatchView<T> device_batch(const std::vector<HostMatrix<T>>& host, int m, int n) {
-  auto batch = make_batch<T>("batch", static_cast<int>(host.size()), m, n);
-  auto mirror = Kokkos::create_mirror_view(batch);
-  for (size_t b = 0; b < host.size(); ++b)
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < m; ++i) mirror(b, i, j) = host[b](i, j);
-  Kokkos::deep_copy(batch, mirror);
-  return batch;
+  return filled_batch(make_batch<T>("batch", static_cast<int>(host.size()), m, n), host);
+}
+
+// The same in layout Layout (make_batch's for LayoutStride).
+template <class Layout, class T>
+auto device_batch_in(const std::vector<HostMatrix<T>>& host, int m, int n) {
+  if constexpr (std::is_same_v<Layout, Kokkos::LayoutStride>)
+    return device_batch(host, m, n);
+  else
+    return filled_batch(Kokkos::View<T***, Layout>("batch", static_cast<int>(host.size()), m, n),
+                        host);
 }
 
 // Matrix b of a fixed batch (any layout), copied to the host.

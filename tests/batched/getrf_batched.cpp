@@ -501,29 +501,13 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's warp kernel equals portable::getrf_bat
                             reference_info, impl::batch_launch<Exec>(a_reference));
     exec.fence();
   };
-  // The originals in a fixed batch of layout Layout (make_batch's for LayoutStride).
-  const auto fixed = [](auto layout, const std::vector<HostMatrix<T>>& originals, int m, int n) {
-    using Layout = decltype(layout);
-    if constexpr (std::is_same_v<Layout, Kokkos::LayoutStride>) {
-      return device_batch(originals, m, n);
-    } else {
-      const int count = static_cast<int>(originals.size());
-      Kokkos::View<T***, Layout> batch("batch", count, m, n);
-      auto host = Kokkos::create_mirror_view(batch);
-      for (int b = 0; b < count; ++b)
-        for (int j = 0; j < n; ++j)
-          for (int i = 0; i < m; ++i) host(b, i, j) = originals[b](i, j);
-      Kokkos::deep_copy(batch, host);
-      return batch;
-    }
-  };
   // Both factorizations of `count` m x n matrices of lu_test_matrix's five kinds in turn.
   const auto check_fixed = [&](auto layout, int m, int n, int count) {
     CAPTURE(m, n, count);
     check_fixed_batch<T>(
         m, n, count, 5,
         [&](const std::vector<HostMatrix<T>>& originals, int rows, int cols) {
-          return fixed(layout, originals, rows, cols);
+          return device_batch_in<decltype(layout)>(originals, rows, cols);
         },
         factor_both);
   };

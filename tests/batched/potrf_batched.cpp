@@ -325,6 +325,25 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
     exec.fence();
   };
 
+  // The originals in a fixed batch of layout Layout, factored both ways and compared.
+  const auto check_fixed = [&](Triangle uplo, auto layout,
+                               const std::vector<HostMatrix<T>>& originals) {
+    const int count = static_cast<int>(originals.size()), n = originals[0].extent(0);
+    auto fast = device_batch_in<decltype(layout)>(originals, n, n);
+    auto reference = device_batch_in<decltype(layout)>(originals, n, n);
+    Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
+    factor_both(uplo, fast, reference, fast_info, reference_info);
+    const auto factors = to_host(fast);
+    const auto reference_factors = to_host(reference);
+    const auto infos = to_host(fast_info);
+    const auto reference_infos = to_host(reference_info);
+    for (int b = 0; b < count; ++b) {
+      CAPTURE(b);
+      check_against_portable(originals[b], host_matrix(factors, b),
+                             host_matrix(reference_factors, b), infos(b), reference_infos(b), uplo);
+    }
+  };
+
   for (const Triangle uplo : {Triangle::lower, Triangle::upper}) {
     CAPTURE(static_cast<int>(uplo));
     for (const auto [n, count] : std::vector<Case>{{33, 8},
@@ -341,20 +360,7 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
       CAPTURE(n);
       std::vector<HostMatrix<T>> originals;
       for (int b = 0; b < count; ++b) originals.push_back(cholesky_test_matrix<T>(n, b % 6));
-      auto fast = device_batch(originals, n, n);
-      auto reference = device_batch(originals, n, n);
-      Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
-      factor_both(uplo, fast, reference, fast_info, reference_info);
-      const auto factors = to_host(fast);
-      const auto reference_factors = to_host(reference);
-      const auto infos = to_host(fast_info);
-      const auto reference_infos = to_host(reference_info);
-      for (int b = 0; b < count; ++b) {
-        CAPTURE(b);
-        check_against_portable(originals[b], host_matrix(factors, b),
-                               host_matrix(reference_factors, b), infos(b), reference_infos(b),
-                               uplo);
-      }
+      check_fixed(uplo, Kokkos::LayoutStride(), originals);
     }
 
     for (const std::vector<int>& sizes :
@@ -384,31 +390,8 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
       CAPTURE(n);
       std::vector<HostMatrix<T>> originals;
       for (int b = 0; b < 6; ++b) originals.push_back(cholesky_test_matrix<T>(n, b));
-      const auto check_layout = [&](auto layout) {
-        using Layout = decltype(layout);
-        const int count = static_cast<int>(originals.size());
-        Kokkos::View<T***, Layout> fast("fast", count, n, n), reference("reference", count, n, n);
-        auto host = Kokkos::create_mirror_view(fast);
-        for (int b = 0; b < count; ++b)
-          for (int j = 0; j < n; ++j)
-            for (int i = 0; i < n; ++i) host(b, i, j) = originals[b](i, j);
-        Kokkos::deep_copy(fast, host);
-        Kokkos::deep_copy(reference, host);
-        Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
-        factor_both(uplo, fast, reference, fast_info, reference_info);
-        const auto factors = to_host(fast);
-        const auto reference_factors = to_host(reference);
-        const auto infos = to_host(fast_info);
-        const auto reference_infos = to_host(reference_info);
-        for (int b = 0; b < count; ++b) {
-          CAPTURE(b);
-          check_against_portable(originals[b], host_matrix(factors, b),
-                                 host_matrix(reference_factors, b), infos(b), reference_infos(b),
-                                 uplo);
-        }
-      };
-      check_layout(Kokkos::LayoutLeft());
-      check_layout(Kokkos::LayoutRight());
+      check_fixed(uplo, Kokkos::LayoutLeft(), originals);
+      check_fixed(uplo, Kokkos::LayoutRight(), originals);
     }
   }
 

@@ -124,6 +124,37 @@ __device__ Real block_reduce(Real mine, Real* per_warp, Op op) {
   return all;
 }
 
+// The block's largest of `largest` and sum of `sum`, both on every thread, with one barrier:
+// per_warp[0] and [1] hold the warps' values until the column's next reduction.
+template <class Real>
+__device__ void block_reduce_pair(Real& largest, Real& sum, Real (*per_warp)[panel_warps]) {
+  largest = warp_reduce(largest, Larger());
+  sum = warp_reduce(sum, Plus());
+  if (threadIdx.x % 32 == 0) {
+    per_warp[0][threadIdx.x / 32] = largest;
+    per_warp[1][threadIdx.x / 32] = sum;
+  }
+  __syncthreads();
+  largest = per_warp[0][0];
+  sum = per_warp[1][0];
+  for (int i = 1; i < panel_warps; ++i) {
+    largest = Larger()(largest, per_warp[0][i]);
+    sum += per_warp[1][i];
+  }
+}
+
+// Whether the plain sum of squares of at most 2^16 magnitudes up to `largest` (2^(exponent-1)
+// <= largest < 2^exponent) is exact enough to scale by 2^(-2 exponent): no square overflows,
+// and each square that underflows weighs under 2^-(digits + 16) of largest^2. Zero, Inf and NaN
+// sums are what the scaled pass would give.
+template <class Real>
+__device__ bool sums_of_squares_safe(Real largest, int exponent) {
+  using limits = std::numeric_limits<Real>;
+  if (!(largest > Real(0)) || isinf(largest)) return true;
+  return exponent <= limits::max_exponent / 2 - 16 &&
+         exponent >= (limits::min_exponent + limits::digits) / 2 + 16;
+}
+
 // The exchange area between blocks, two generations (by column parity) so that a block that
 // runs ahead into column j + 1 never overwrites what a slower one still reads for column j.
 template <class T, class Real>
@@ -141,7 +172,7 @@ __global__ void __launch_bounds__(panel_threads)
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* tile = reinterpret_cast<T*>(shared_bytes);        // rows_per_block x w, column-major
   T* update = tile + std::size_t(rows_per_block) * w;  // w_c = conj(tau) v^H a_c of column j
-  __shared__ Real per_warp[2][panel_warps];
+  __shared__ Real per_warp[3][panel_warps];
   __shared__ Real column_norm;
   cg::grid_group grid = cg::this_grid();
 
@@ -166,18 +197,26 @@ __global__ void __launch_bounds__(panel_threads)
     const int below = max(0, j + 1 - first_row);  // the block's first row below the diagonal
 
     // The block's parts, x (column j below the diagonal) scaled by the block's power of two.
-    Real largest = 0;
+    // Its largest magnitude and its plain sum of squares come from one pass and one reduction;
+    // the plain sum, scaled by the power of two, is the scaled one unless squares could
+    // overflow or lose what they add, which a second pass over the scaled x then avoids.
+    Real largest = 0, sum = 0;
     for (int i = below + threadIdx.x; i < rows; i += blockDim.x) {
       const Real v = ops::magnitude(at(i, j));
       if (v > largest) largest = v;
+      sum += squared_magnitude(at(i, j));
     }
-    largest = block_reduce(largest, per_warp[0], Larger());
+    block_reduce_pair(largest, sum, per_warp);
     const int exponent = block_exponent(largest);
     const Real factor = exponent == no_exponent ? Real(1) : scale2(Real(1), -exponent);
-    Real sum = 0;
-    for (int i = below + threadIdx.x; i < rows; i += blockDim.x)
-      sum += squared_magnitude(times(at(i, j), factor));
-    sum = block_reduce(sum, per_warp[1], Plus());
+    if (sums_of_squares_safe<Real>(largest, exponent)) {
+      if (exponent != no_exponent) sum = scale2(sum, -2 * exponent);
+    } else {
+      sum = 0;
+      for (int i = below + threadIdx.x; i < rows; i += blockDim.x)
+        sum += squared_magnitude(times(at(i, j), factor));
+      sum = block_reduce(sum, per_warp[2], Plus());
+    }
     if (threadIdx.x == 0) {
       squares[block] = sum;
       exponents[block] = exponent;

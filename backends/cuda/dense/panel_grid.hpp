@@ -49,14 +49,16 @@ struct Grid {
 
 // Blocks of min_rows rows or more (fewer, and the barrier costs more than the rows' work
 // saves), at most one per multiprocessor. On the look-ahead stream, where the panel runs beside
-// the trailing update, at most a quarter of the multiprocessors where the rows fit in that many
-// blocks: on the H100 (132 SMs, d, getrf 8192 / 16384) bounds of 16 / 24 / 32 / 48 blocks gave
-// 55.9 / 53.1 / 51.3 / 53.6 and 149.1 / 145.6 / 144.4 / 157.3 ms, no bound 51.9 and 152.1 ms.
-// rows must be within height_limit.
+// the trailing update, at most a quarter of the multiprocessors, and at most 32, where the rows
+// fit in that many blocks: on the H100 (132 SMs, d, getrf 8192 / 16384) bounds of 16 / 24 / 32 /
+// 48 blocks gave 55.9 / 53.1 / 51.3 / 53.6 and 149.1 / 145.6 / 144.4 / 157.3 ms, no bound 51.9
+// and 152.1 ms; with 32 rather than 33 (a quarter of 132) the LU panel's warps read every
+// block's candidate without a block barrier (getrf 6144 / 10240 / 14336: 36.7 / 75.2 / 122.9 ->
+// 34.9 / 71.2 / 117.6 ms). rows must be within height_limit.
 inline Grid plan(int device, cudaStream_t stream, int rows, int w, int entry_bytes,
                  int static_bytes, int min_rows) {
   const int sms = multiprocessors(device);
-  const int most = stream == look_ahead_stream(device) ? std::max(1, sms / 4) : sms;
+  const int most = stream == look_ahead_stream(device) ? std::clamp(sms / 4, 1, 32) : sms;
   const int wanted = std::min(most, (rows + min_rows - 1) / min_rows);
   Grid grid;
   grid.rows_per_block =

@@ -232,8 +232,22 @@ __global__ void __launch_bounds__(panel_threads)
       for (int c = j + threadIdx.x; c < w; c += blockDim.x) row[c] = at(j - first_row, c);
     grid.sync();
 
-    // Every block combines the parts in the same order: all agree on the reflector.
-    if (warp == 0) {
+    // Every block combines the parts in the same order: all agree on the reflector. Up to 32
+    // blocks every warp combines them itself, a block a lane, with the products of its first
+    // two columns loaded beside them, and needs no block barrier (as the LU panel's
+    // candidates); with more, warp 0 combines them for the block.
+    const bool lane_per_block = blocks <= 32;
+    int lane_exponent = no_exponent;
+    T first_product = zero, second_product = zero;
+    if (lane_per_block && lane < blocks) {
+      lane_exponent = ops::load_coherent(&exponents[lane]);
+      const T* lane_products = products + std::size_t(lane) * w;
+      if (j + 1 + warp < w) first_product = ops::load_coherent(lane_products + j + 1 + warp);
+      if (j + 1 + warp + panel_warps < w)
+        second_product = ops::load_coherent(lane_products + j + 1 + warp + panel_warps);
+    }
+    Real xnorm = 0;
+    if (lane_per_block || warp == 0) {
       int largest_exponent = no_exponent;
       for (int b = lane; b < blocks; b += 32)
         largest_exponent = max(largest_exponent, ops::load_coherent(&exponents[b]));
@@ -245,10 +259,13 @@ __global__ void __launch_bounds__(panel_threads)
         q += scale2(ops::load_coherent(&squares[b]),
                     2 * (ops::load_coherent(&exponents[b]) - largest_exponent));
       q = warp_reduce(q, Plus());
-      if (lane == 0) column_norm = scale2(square_root(q), largest_exponent);
+      xnorm = __shfl_sync(0xffffffff, scale2(square_root(q), largest_exponent), 0);
     }
-    __syncthreads();
-    const Real xnorm = column_norm;
+    if (!lane_per_block) {
+      if (threadIdx.x == 0) column_norm = xnorm;
+      __syncthreads();
+      xnorm = column_norm;
+    }
     const T alpha = ops::load_coherent(&row[j]);
     const Real alpha_re = ops::real_part(alpha), alpha_im = ops::imag_part(alpha);
     if (xnorm == Real(0) && alpha_im == Real(0)) {  // H(j) = I: R's diagonal is alpha, tau 0
@@ -268,11 +285,14 @@ __global__ void __launch_bounds__(panel_threads)
     const int shift = exponent_of(fmax(fabs(alpha_re - beta), fabs(alpha_im)));
     const T inverse = ops::divide(one, scale2(ops::conjugate(divisor), -shift));
     const T applied = ops::conjugate(t);
-    for (int c = j + 1 + warp; c < w; c += panel_warps) {
+    for (int c = j + 1 + warp, k = 0; c < w; c += panel_warps, ++k) {
       T s = zero;
-      for (int b = lane; b < blocks; b += 32)
-        s = ops::add(s, scale2(ops::load_coherent(&products[std::size_t(b) * w + c]),
-                               ops::load_coherent(&exponents[b]) - shift));
+      if (lane_per_block && k < 2)
+        s = scale2(k == 0 ? first_product : second_product, lane_exponent - shift);
+      else
+        for (int b = lane; b < blocks; b += 32)
+          s = ops::add(s, scale2(ops::load_coherent(&products[std::size_t(b) * w + c]),
+                                 ops::load_coherent(&exponents[b]) - shift));
       s = warp_reduce(s, Plus());
       if (lane == 0)
         update[c] = ops::multiply(applied,

@@ -18,17 +18,23 @@ struct Lu {
 };
 
 // Outer blocks wide enough for gemm to run near its peak (seed 000, section 6.2: nb >= 256 in
-// double on a GPU); on a CPU, OpenBLAS' gemm peaks with narrower blocks. On the H100, nb = 512
-// with 64-column leaves beat 256 and 32 or 128 leaves at n = 4096 to 16384 (basalt-perf
-// --routine getrf --nb --recursion-width): fewer, larger gemms, and fewer interchange calls.
-// A GPU factors its leaves with the backend's fused kernel (or three kernels per column); a CPU
-// with one team, whose per-column steps cost no parallel launches.
-template <class ExecSpace>
-Lu lu() {
-  if constexpr (is_gpu_v<ExecSpace>)
-    return {512, 64, 0};
-  else
+// double on a GPU); on a CPU, OpenBLAS' gemm peaks with narrower blocks. A GPU factors its
+// leaves with the backend's fused kernel (or three kernels per column); a CPU with one team,
+// whose per-column steps cost no parallel launches. On the H100 (d, basalt-perf --routine getrf
+// --nb --recursion-width, 2026-11-23), 128-column leaves beat 64 at every n from 2048 to 16384
+// (fewer interchange, trsm and gemm calls inside the panel; 8192: 51.3 -> 50.2 ms at nb = 512),
+// and nb = 256 beat 512 up to 10240 (8192: 48.7 ms; complex double 8192: 68.1 -> 65.8 ms) but
+// not above (16384: 146.6 against 141.8 ms; complex double 12288: 175.0 against 154.4 ms). Leaf rows stay within 1 KB (complex double 64 columns) and above 16384 rows at 64
+// columns, where the fused kernel's height (on the H100 about 220 rows of 1 KB per block) would
+// otherwise send the first panels to the kernels per column.
+template <class ExecSpace, class T>
+Lu lu(int n) {
+  if constexpr (is_gpu_v<ExecSpace>) {
+    const int leaf = n <= 16384 ? std::min<int>(128, 1024 / sizeof(T)) : 64;
+    return {n <= 10240 ? 256 : 512, leaf, 0};
+  } else {
     return {128, 16, std::numeric_limits<int>::max()};
+  }
 }
 
 struct Cholesky {

@@ -49,7 +49,9 @@ int getrf(const ExecSpace& exec, const AView& A, const PivView& ipiv) {
   impl::check_lu_arguments<ExecSpace>("getrf", A, ipiv);
   if (A.extent(0) == 0 || A.extent(1) == 0) return 0;
   impl::LuState<ExecSpace, real_t<typename AView::value_type>> state;
-  impl::getrf(exec, A, ipiv, state, tuning::lu<ExecSpace>());
+  impl::getrf(exec, A, ipiv, state,
+              tuning::lu<ExecSpace, typename AView::non_const_value_type>(
+                  static_cast<int>(std::min(A.extent(0), A.extent(1)))));
   int info = 0;
   Kokkos::deep_copy(exec, Kokkos::View<int, Kokkos::HostSpace>(&info), state.info);
   exec.fence();

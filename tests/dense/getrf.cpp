@@ -18,7 +18,7 @@ namespace {
 
 using HostMatrix = Kokkos::View<Kokkos::complex<double>**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
 
-enum class Kind { random, ill_conditioned, zero_column, duplicate_rows };
+enum class Kind { random, ill_conditioned, zero_column, duplicate_rows, near_ties };
 
 // A host matrix of the kind asked for. ill_conditioned scales the columns from 1 to 1e-12
 // (single precision: 1e-6), so cond(A) is near 1e12 (1e6).
@@ -32,6 +32,11 @@ Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace> make_matrix(int m, int 
       if (kind == Kind::ill_conditioned && n > 1) a(i, j) *= real_t<T>(std::pow(10.0, -decades * j / (n - 1)));
       if (kind == Kind::zero_column && j == std::min(5, n - 1)) a(i, j) = T(0);
       if (kind == Kind::duplicate_rows && i == m - 1 && m > 1) a(i, j) = a(0, j);
+      // Magnitudes 1 + k 2^-40, k < 1024: many exact ties, and in double many more that agree
+      // in their leading 32 bits, where the CUDA panel's pivot search first compares them.
+      if (kind == Kind::near_ties)
+        a(i, j) = T(real_t<T>((test::random_int(0, 1) ? 1 : -1) *
+                              (1 + test::random_int(0, 1023) * std::ldexp(1.0, -40))));
     }
   return a;
 }
@@ -109,11 +114,11 @@ Factored<T> factor(const Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace
 }
 
 // Sizes that cross every switch of the host and GPU tunings (core/tuning.hpp): recursion widths
-// 16 and 64 with their halvings, blocks of 128 and 512.
+// 16, 64 and 128 with their halvings, blocks of 128, 256 and 512.
 const std::vector<std::pair<int, int>> shapes = {
-    {1, 1},     {2, 2},     {15, 15},   {17, 17},   {31, 31},  {32, 32},  {33, 33},
-    {63, 63},   {65, 65},   {127, 127}, {129, 129}, {257, 257}, {300, 70}, {70, 300},
-    {400, 260}, {520, 515}};
+    {1, 1},     {2, 2},     {15, 15},   {17, 17},   {31, 31},   {32, 32},  {33, 33},
+    {63, 63},   {65, 65},   {127, 127}, {129, 129}, {255, 255}, {257, 257}, {300, 70},
+    {70, 300},  {400, 260}, {520, 515}};
 
 // Double precision has no near-ties among random pivots: the pivots must be LAPACK's.
 template <class T>
@@ -263,7 +268,7 @@ void compare_cuda_getf2(const std::vector<std::pair<int, int>>& panels) {
   using Panel = Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
   const Kokkos::Cuda exec;
   for (const auto [m, w] : panels)
-    for (Kind kind : {Kind::random, Kind::zero_column}) {
+    for (Kind kind : {Kind::random, Kind::zero_column, Kind::near_ties}) {
       CAPTURE(m, w, static_cast<int>(kind));
       const auto a = make_matrix<T>(m, w, kind);
       Panel fast("fast", m, w), reference("reference", m, w);
@@ -300,7 +305,7 @@ void compare_cuda_getf2(const std::vector<std::pair<int, int>>& panels) {
 TEMPLATE_TEST_CASE("cuda::getf2 equals portable::getf2", "[getrf][cuda]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
   compare_cuda_getf2<TestType>(
-      {{1, 1}, {40, 7}, {100, 1}, {1000, 32}, {5000, 16}, {20000, 32}, {4000, 256}});
+      {{1, 1}, {40, 7}, {100, 1}, {1000, 32}, {2048, 128}, {5000, 16}, {20000, 32}, {4000, 256}});
 }
 
 // Kept apart from the case above: compute-sanitizer takes long over panels this tall.

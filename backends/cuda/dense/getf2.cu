@@ -39,27 +39,39 @@ __device__ Candidate<Real> better(Candidate<Real> a, Candidate<Real> b) {
   return a;
 }
 
-// The best of the first `lanes` lanes' candidates (a power of two), on every one of them.
+// The warp's best candidate, on every lane. Magnitudes are never negative (NaN is never a
+// candidate), so they order as their bit patterns: the largest pattern by one warp reduction per
+// 32 bits, then the smallest row among the lanes that hold it. A lane without a candidate (row
+// -1) or with a zero magnitude takes key 0, which no caller takes as a pivot.
 template <class Real>
-__device__ Candidate<Real> warp_reduce(Candidate<Real> mine, int lanes) {
-  for (int mask = lanes / 2; mask > 0; mask /= 2) {
-    Candidate<Real> other;
-    other.val = __shfl_xor_sync(0xffffffff, mine.val, mask);
-    other.row = __shfl_xor_sync(0xffffffff, mine.row, mask);
-    mine = better(mine, other);
+__device__ Candidate<Real> warp_reduce(Candidate<Real> mine) {
+  constexpr unsigned all = 0xffffffff;
+  const bool holds = mine.row >= 0 && mine.val > Real(0);
+  if constexpr (sizeof(Real) == 8) {
+    const auto key = holds ? static_cast<unsigned long long>(__double_as_longlong(mine.val)) : 0ull;
+    const unsigned top = __reduce_max_sync(all, unsigned(key >> 32));
+    const unsigned rest = __reduce_max_sync(all, unsigned(key >> 32) == top ? unsigned(key) : 0u);
+    const bool best = unsigned(key >> 32) == top && unsigned(key) == rest;
+    const unsigned row = __reduce_min_sync(all, best && holds ? unsigned(mine.row) : ~0u);
+    return {__longlong_as_double((static_cast<long long>(top) << 32) | rest),
+            row == ~0u ? -1 : int(row)};
+  } else {
+    const unsigned key = holds ? __float_as_uint(mine.val) : 0u;
+    const unsigned top = __reduce_max_sync(all, key);
+    const unsigned row = __reduce_min_sync(all, key == top && holds ? unsigned(mine.row) : ~0u);
+    return {__uint_as_float(top), row == ~0u ? -1 : int(row)};
   }
-  return mine;
 }
 
 // The block's best candidate, on every thread. One barrier: the caller passes per_warp back to
 // this reduction only after another barrier (each of the two reductions of a column has its own).
 template <class Real>
 __device__ Candidate<Real> block_reduce(Candidate<Real> mine, Candidate<Real>* per_warp) {
-  mine = warp_reduce(mine, 32);
+  mine = warp_reduce(mine);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0) per_warp[warp] = mine;
   __syncthreads();
-  return warp_reduce(lane < panel_warps ? per_warp[lane] : Candidate<Real>{Real(-1), -1}, 32);
+  return warp_reduce(lane < panel_warps ? per_warp[lane] : Candidate<Real>{Real(-1), -1});
 }
 
 // The best of the blocks' published candidates, on every thread. Up to 32 blocks every warp
@@ -77,7 +89,7 @@ __device__ Candidate<Real> best_published(const Candidate<Real>* candidates, int
   if (blocks <= 32) {
     const int lane = threadIdx.x % 32;
     if (lane < blocks) best = load(lane);
-    return warp_reduce(best, 32);
+    return warp_reduce(best);
   }
   for (int b = threadIdx.x; b < blocks; b += blockDim.x) best = better(best, load(b));
   return block_reduce(best, per_warp);

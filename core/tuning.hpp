@@ -21,17 +21,21 @@ struct Lu {
 // double on a GPU); on a CPU, OpenBLAS' gemm peaks with narrower blocks. A GPU factors its
 // leaves with the backend's fused kernel (or three kernels per column); a CPU with one team,
 // whose per-column steps cost no parallel launches. On the H100 (d, basalt-perf --routine getrf
-// --nb --recursion-width, 2026-11-23), 128-column leaves beat 64 at every n from 2048 to 16384
-// (fewer interchange, trsm and gemm calls inside the panel; 8192: 51.3 -> 50.2 ms at nb = 512),
-// and nb = 256 beat 512 up to 10240 (8192: 48.7 ms; complex double 8192: 68.1 -> 65.8 ms) but
-// not above (16384: 146.6 against 141.8 ms; complex double 12288: 175.0 against 154.4 ms). Leaf rows stay within 1 KB (complex double 64 columns) and above 16384 rows at 64
-// columns, where the fused kernel's height (on the H100 about 220 rows of 1 KB per block) would
+// --nb --recursion-width, 2026-11-23):
+// - 128-column leaves beat 64 at every n from 2048 to 16384 (fewer interchange, trsm and gemm
+//   calls inside the panel; 8192: 51.3 -> 50.2 ms at nb = 512);
+// - nb = 128 (the panel one leaf) beat 256 up to 8192 (2048 / 4096 / 8192: 7.43 / 17.1 / 42.8
+//   against 7.74 / 17.5 / 43.5 ms), 256 beat 128 and 512 at 10240 (59.6 against 62.6 and
+//   61.2 ms), and 512 won above (16384: 131.2 against 138.0 ms; complex double 12288: 154.4
+//   against 175.0 ms at 256).
+// Leaf rows stay within 1 KB (complex double: 64 columns), and leaves at 64 columns above 16384
+// rows, where the fused kernel's height (on the H100 about 220 rows of 1 KB per block) would
 // otherwise send the first panels to the kernels per column.
 template <class ExecSpace, class T>
 Lu lu(int n) {
   if constexpr (is_gpu_v<ExecSpace>) {
     const int leaf = n <= 16384 ? std::min<int>(128, 1024 / sizeof(T)) : 64;
-    return {n <= 10240 ? 256 : 512, leaf, 0};
+    return {n <= 8192 ? 128 : n <= 10240 ? 256 : 512, leaf, 0};
   } else {
     return {128, 16, std::numeric_limits<int>::max()};
   }

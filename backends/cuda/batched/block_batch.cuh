@@ -10,6 +10,7 @@
 #include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"
 #include "basalt/backends/cuda/batched/warp_batch.cuh"
 #include "basalt/backends/cuda/error.hpp"
+#include "basalt/backends/cuda/first_largest.cuh"
 #include "basalt/backends/cuda/scalar_ops.cuh"
 
 namespace basalt::cuda::kernels::block {
@@ -34,18 +35,12 @@ __device__ inline T& at(const warp::Located<T>& a, int i, int c) {
 }
 
 // The candidate of largest `value`, the smallest `at` among equals, over the whole block, on
-// every thread. `value` is -1 for a thread with no candidate. One __syncthreads; the caller
-// must pass another before the next call (values and ats are reused).
+// every thread (value 0 where no thread holds a positive one). `value` is -1 for a thread with
+// no candidate. One __syncthreads; the caller must pass another before the next call (values and
+// ats are reused).
 template <class Real>
 __device__ inline void first_largest(Real& value, int& at, Real* values, int* ats) {
-  for (int offset = 16; offset > 0; offset /= 2) {
-    const Real other = __shfl_xor_sync(warp::full_mask, value, offset);
-    const int other_at = __shfl_xor_sync(warp::full_mask, at, offset);
-    if (other > value || (other == value && other_at < at)) {
-      value = other;
-      at = other_at;
-    }
-  }
+  warp_first_largest(value, at);
   if (threadIdx.x % 32 == 0) {
     values[threadIdx.x / 32] = value;
     ats[threadIdx.x / 32] = at;

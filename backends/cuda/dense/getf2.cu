@@ -9,6 +9,7 @@
 #include "basalt/backends/cuda/dense/getf2_launch.hpp"
 #include "basalt/backends/cuda/dense/panel_grid.hpp"
 #include "basalt/backends/cuda/error.hpp"
+#include "basalt/backends/cuda/first_largest.cuh"
 #include "basalt/backends/cuda/scalar_ops.cuh"
 #include "basalt/backends/cuda/workspace.hpp"
 
@@ -39,28 +40,12 @@ __device__ Candidate<Real> better(Candidate<Real> a, Candidate<Real> b) {
   return a;
 }
 
-// The warp's best candidate, on every lane. Magnitudes are never negative (NaN is never a
-// candidate), so they order as their bit patterns: the largest pattern by one warp reduction per
-// 32 bits, then the smallest row among the lanes that hold it. A lane without a candidate (row
-// -1) or with a zero magnitude takes key 0, which no caller takes as a pivot.
+// The warp's best candidate, on every lane (a lane without one, or with a zero magnitude, is
+// never taken as a pivot).
 template <class Real>
 __device__ Candidate<Real> warp_reduce(Candidate<Real> mine) {
-  constexpr unsigned all = 0xffffffff;
-  const bool holds = mine.row >= 0 && mine.val > Real(0);
-  if constexpr (sizeof(Real) == 8) {
-    const auto key = holds ? static_cast<unsigned long long>(__double_as_longlong(mine.val)) : 0ull;
-    const unsigned top = __reduce_max_sync(all, unsigned(key >> 32));
-    const unsigned rest = __reduce_max_sync(all, unsigned(key >> 32) == top ? unsigned(key) : 0u);
-    const bool best = unsigned(key >> 32) == top && unsigned(key) == rest;
-    const unsigned row = __reduce_min_sync(all, best && holds ? unsigned(mine.row) : ~0u);
-    return {__longlong_as_double((static_cast<long long>(top) << 32) | rest),
-            row == ~0u ? -1 : int(row)};
-  } else {
-    const unsigned key = holds ? __float_as_uint(mine.val) : 0u;
-    const unsigned top = __reduce_max_sync(all, key);
-    const unsigned row = __reduce_min_sync(all, key == top && holds ? unsigned(mine.row) : ~0u);
-    return {__uint_as_float(top), row == ~0u ? -1 : int(row)};
-  }
+  warp_first_largest(mine.val, mine.row);
+  return mine;
 }
 
 // The block's best candidate, on every thread. One barrier: the caller passes per_warp back to

@@ -237,7 +237,7 @@ __global__ void __launch_bounds__(panel_threads)
     // LU panel's candidates); with more, warp 0 combines them for the block. Everything a warp
     // reads of the exchange for this column (its lane's block's parts, the products of its first
     // two columns, row j's entries there) is loaded at once: one round trip to L2, where
-    // loading each where it is used took four (H100, 4096 rows: 5000 of the column's 10000
+    // loading each where it is used took four (H100, 4096 rows: about 4000 of the column's 10300
     // cycles).
     const bool lane_per_block = blocks <= 32;
     const int first_column = j + 1 + warp, second_column = first_column + panel_warps;

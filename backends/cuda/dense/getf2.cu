@@ -109,25 +109,42 @@ __global__ void __launch_bounds__(panel_threads)
     at(e % rows, e / rows) = a[first_row + e % rows + (e / rows) * lda];
   __syncthreads();
 
-  for (int jj = 0; jj < min(m, w); ++jj) {
+  const int steps = min(m, w);
+  // Publishes this block's candidate for the pivot of column jj (NaN never compares larger),
+  // with its row and, from the block holding it, row jj, then arrives at the grid barrier.
+  // Column jj is up to date; with update_pending, the columns after it still lack column
+  // jj - 1's rank-1 update (multipliers in column jj - 1, pivot row in pivot_row), which the
+  // published copies get here and the tile after the arrival.
+  const auto publish = [&](int jj, bool update_pending) {
     Candidate<Real>* candidates = published.candidates + (jj & 1) * blocks;
     T* exchange = published.rows + std::size_t(jj & 1) * (blocks + 1) * w;
     T* diagonal_row = exchange + std::size_t(blocks) * w;
-
-    // This block's candidate for the pivot of column jj (NaN never compares larger).
     Candidate<Real> mine{Real(-1), -1};
     for (int i = max(0, jj - first_row) + threadIdx.x; i < rows; i += blockDim.x) {
       const Real v = ops::abs1(at(i, jj));
       if (v > mine.val) mine = {v, first_row + i};
     }
-    mine = block_reduce(mine, per_warp[0]);
+    mine = block_reduce(mine, per_warp[0]);  // its barrier also orders the column's writes
+    const auto copy = [&](int local_row, T* to) {
+      for (int c = threadIdx.x; c < w; c += blockDim.x) {
+        const T v = at(local_row, c);
+        to[c] = update_pending && c > jj
+                    ? ops::minus_product(v, at(local_row, jj - 1), pivot_row[c])
+                    : v;
+      }
+    };
     if (threadIdx.x == 0) candidates[block] = mine;
-    if (mine.row >= 0)
-      for (int c = threadIdx.x; c < w; c += blockDim.x)
-        exchange[std::size_t(block) * w + c] = at(mine.row - first_row, c);
-    if (owns(jj))
-      for (int c = threadIdx.x; c < w; c += blockDim.x) diagonal_row[c] = at(jj - first_row, c);
-    grid.sync();
+    if (mine.row >= 0) copy(mine.row - first_row, exchange + std::size_t(block) * w);
+    if (owns(jj)) copy(jj - first_row, diagonal_row);
+    return grid.barrier_arrive();
+  };
+
+  auto arrival = publish(0, false);
+  for (int jj = 0; jj < steps; ++jj) {
+    grid.barrier_wait(std::move(arrival));
+    Candidate<Real>* candidates = published.candidates + (jj & 1) * blocks;
+    T* exchange = published.rows + std::size_t(jj & 1) * (blocks + 1) * w;
+    T* diagonal_row = exchange + std::size_t(blocks) * w;
 
     // Every block reduces the same candidates in the same order: all agree on p. A column with
     // no positive magnitude (zero, or NaN throughout) keeps its diagonal, as LAPACK does.
@@ -144,21 +161,29 @@ __global__ void __launch_bounds__(panel_threads)
     if (block == 0 && threadIdx.x == 0) ipiv[jj] = p + 1;
     __syncthreads();
 
+    // LAPACK leaves a zero pivot's column unscaled (the column below it is zero: no update).
     const T pivot = pivot_row[jj];
-    if (ops::is_zero(pivot)) {
-      if (block == 0 && threadIdx.x == 0 && *info == 0) *info = offset + jj + 1;
-      continue;  // LAPACK leaves a zero pivot's column unscaled
-    }
+    const bool update = !ops::is_zero(pivot);
+    if (!update && block == 0 && threadIdx.x == 0 && *info == 0) *info = offset + jj + 1;
     const int first = max(0, jj + 1 - first_row);
-    for (int i = first + threadIdx.x; i < rows; i += blockDim.x)
-      at(i, jj) = ops::divide(at(i, jj), pivot);
-    __syncthreads();
-    // Lanes take rows and warps columns: consecutive lanes on consecutive words, and no index
-    // arithmetic in the loop.
-    for (int i = first + lane; i < rows; i += 32) {
-      const T l = at(i, jj);
-      for (int c = jj + 1 + warp; c < w; c += panel_warps)
-        at(i, c) = ops::minus_product(at(i, c), l, pivot_row[c]);
+    if (update) {
+      // The multipliers and column jj + 1, which the next pivot search reads, first (each
+      // thread on the rows it then searches).
+      for (int i = first + threadIdx.x; i < rows; i += blockDim.x) {
+        const T l = ops::divide(at(i, jj), pivot);
+        at(i, jj) = l;
+        if (jj + 1 < w) at(i, jj + 1) = ops::minus_product(at(i, jj + 1), l, pivot_row[jj + 1]);
+      }
+    }
+    if (jj + 1 < steps) arrival = publish(jj + 1, update);
+    // The rest of the update while the other blocks arrive. Lanes take rows and warps
+    // columns: consecutive lanes on consecutive words, and no index arithmetic in the loop.
+    if (update) {
+      for (int i = first + lane; i < rows; i += 32) {
+        const T l = at(i, jj);
+        for (int c = jj + 2 + warp; c < w; c += panel_warps)
+          at(i, c) = ops::minus_product(at(i, c), l, pivot_row[c]);
+      }
     }
     __syncthreads();
   }

@@ -7,7 +7,9 @@
 // one grid barrier: before it, every block publishes its pivot candidate (value, row and the
 // row's entries) and the owner of the diagonal row publishes that row; after it, every block
 // reduces the candidates in the same order, so all agree on the pivot, and each applies the
-// interchange, the scaling and the rank-1 update to its own rows. The grid is one block per
+// interchange, the scaling and the rank-1 update to its own rows. The barrier's arrival and wait
+// are apart: a block updates the next column first, publishes its candidate for it and arrives,
+// then updates its other columns while the rest of the grid arrives. The grid is one block per
 // multiprocessor at most, every block resident: the barrier never waits on a block that is not
 // running. A panel whose rows do not fit in the multiprocessors' shared memory is beyond the
 // height limit; the caller factors it with the portable kernels (design D1).

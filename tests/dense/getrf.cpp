@@ -261,7 +261,7 @@ TEST_CASE("gesv solves, and leaves B alone when A is singular", "[gesv]") {
 }
 
 #if defined(BASALT_ENABLE_CUDA)
-// The CUDA panel (fused kernel, or the portable kernels above its height limit) against the
+// The CUDA panel (the fused kernels, or the portable kernels above their height limit) against the
 // portable getf2 on the same panels, on the GPU.
 template <class T>
 void compare_cuda_getf2(const std::vector<std::pair<int, int>>& panels) {
@@ -304,8 +304,21 @@ void compare_cuda_getf2(const std::vector<std::pair<int, int>>& panels) {
 
 TEMPLATE_TEST_CASE("cuda::getf2 equals portable::getf2", "[getrf][cuda]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
-  compare_cuda_getf2<TestType>(
-      {{1, 1}, {40, 7}, {100, 1}, {1000, 32}, {2048, 128}, {5000, 16}, {20000, 32}, {4000, 256}});
+  // Up to 2048 rows the slab kernel (D3; square panels, widths past a whole slab, each count of
+  // rows a thread holds), above it the grid-barrier kernel (D2).
+  compare_cuda_getf2<TestType>({{1, 1},
+                                {40, 7},
+                                {64, 64},
+                                {100, 1},
+                                {300, 70},
+                                {513, 100},
+                                {1000, 32},
+                                {1025, 36},
+                                {2048, 128},
+                                {2049, 128},
+                                {5000, 16},
+                                {20000, 32},
+                                {4000, 256}});
 }
 
 // Kept apart from the case above: compute-sanitizer takes long over panels this tall.

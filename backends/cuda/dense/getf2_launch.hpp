@@ -29,9 +29,17 @@ struct Getf2Problem {
 int getf2_height_limit(int device, int w, int entry_bytes);
 
 // panel, ipiv (w entries, 1-based within the panel) and info are device pointers; m must not
-// exceed getf2_height_limit. Asynchronous on stream.
+// exceed getf2_height_limit. Panels that getf2_by_slabs takes go there. Asynchronous on stream.
 template <class T>
 void getf2(int device, cudaStream_t stream, T* panel, int* ipiv, int* info,
            const Getf2Problem& problem);
+
+// Design D3 (getf2_slabs.cu), for panels of up to 2048 rows: one block factors the panel a few
+// columns at a time while the others update the rest, so blocks exchange once per few columns
+// rather than at every column. Whether it takes an m x w panel on device; then as getf2.
+bool getf2_by_slabs_fits(int device, int m, int w);
+template <class T>
+void getf2_by_slabs(int device, cudaStream_t stream, T* panel, int* ipiv, int* info,
+                    const Getf2Problem& problem);
 
 }  // namespace basalt::cuda::kernels

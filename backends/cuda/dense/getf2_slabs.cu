@@ -1,0 +1,427 @@
+// CUDA LU panel for panels of up to 2048 rows (design D3): one thread block, the leader, factors
+// the panel a slab of B columns at a time, holding all the panel's rows below the slab's top in
+// its registers, with one block barrier per column; the other blocks, the updaters, apply each
+// slab's rank-B update to the columns beyond the next slab. Where getf2.cu's fused kernel
+// exchanges through L2 behind a grid barrier at every column (about 3 us a column on the H100,
+// whatever the height), here blocks exchange twice per slab, each a one-way signal:
+//   leader:   factor slab s; write it back with its rows in their final places; wait until the
+//             updaters have finished slab s - 1; apply slab s's interchanges to the panel's other
+//             columns and solve for U's rows to its right; signal `done`; then bring its rows of
+//             slab s + 1's columns up to date itself, in registers.
+//   updater:  wait for `done`; update its rows of the columns after slab s + 1; signal
+//             `finished`.
+// So the updaters finish slab s while the leader factors slab s + 1. Every block is resident
+// (cooperative launch), so no wait is on a block that is not running. Multipliers are scaled
+// by the pivot's reciprocal where it is at least the smallest normal number, as LAPACK's getf2
+// does, and each update accumulates in the order of the unblocked algorithm.
+#include <cuComplex.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <stdexcept>
+#include <utility>
+
+#include "basalt/backends/cuda/dense/getf2_launch.hpp"
+#include "basalt/backends/cuda/dense/panel_grid.hpp"
+#include "basalt/backends/cuda/error.hpp"
+#include "basalt/backends/cuda/first_largest.cuh"
+#include "basalt/backends/cuda/scalar_ops.cuh"
+#include "basalt/backends/cuda/workspace.hpp"
+
+namespace basalt::cuda::kernels {
+
+namespace {
+
+
+constexpr int slab_threads = 512;
+constexpr int slab_warps = slab_threads / 32;
+constexpr int max_rows_per_thread = 4;
+constexpr int slab_height_limit = slab_threads * max_rows_per_thread;
+// The staged U rows take B x w entries of an updater's shared memory.
+constexpr int slab_width_limit = 512;
+// Rows an updater takes, at the least: fewer, and the signals cost more than the rows' work.
+constexpr int min_rows_per_updater = 64;
+
+// Slab width: the leader's slab entries stay within 32 8-byte words a thread.
+template <class T>
+constexpr int slab_width = sizeof(T) > 8 ? 4 : 8;
+
+// Counters in global memory, zero at launch; each only grows.
+struct Signals {
+  unsigned done;      // slabs the leader has finished
+  unsigned finished;  // updater arrivals: the whole update of a slab applied
+};
+
+__device__ unsigned load_acquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Returns on every thread of the block once *counter >= target.
+__device__ void wait_for(const unsigned* counter, unsigned target) {
+  if (threadIdx.x == 0)
+    while (load_acquire(counter) < target) {
+    }
+  __syncthreads();
+}
+
+// Adds one to *counter once every thread of the block has made its writes.
+__device__ void signal(unsigned* counter) {
+  __syncthreads();
+  if (threadIdx.x == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
+}
+
+// What the leader's threads exchange: per column the warps' candidates (magnitude, position,
+// row) and the diagonal row, two generations by column parity so that a warp at column j + 1
+// never overwrites what a slower one still reads for column j; per slab the unit lower triangle
+// L11 and where the rows moved.
+template <class T, int B>
+struct LeaderShared {
+  using Real = ops::real_of_t<T>;
+  Real candidate_value[2][slab_warps];
+  int candidate_position[2][slab_warps];
+  T candidate_row[2][slab_warps][B];
+  T diagonal_row[2][B];
+  T l11[B][B];
+  T u_next[B][B];     // U's rows of the slab, in the next slab's columns
+  int top_source[B];  // the panel row whose entries land in slab row r (r < B)
+  int down_target[B];  // where slab row i (i < B) moved below the slab's top, or -1
+};
+
+// Column j of factor_slab: the pivot, the interchange (of positions) and the rank-1 update. j is
+// a template parameter: with it a run-time value, ptxas kept v in local memory.
+template <class T, int R, int B, int j>
+__device__ __forceinline__ void step(T (&v)[R][B], int (&pos)[R], const bool (&live)[R], int c0,
+                                     int offset, int* ipiv, int* info, LeaderShared<T, B>& sh,
+                                     unsigned& zero_pivots) {
+  using Real = ops::real_of_t<T>;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  constexpr int parity = j & 1;
+  // The thread's candidate: the first largest magnitude (a NaN never is one).
+  Real best = Real(-1);
+  int best_position = -1, best_k = -1;
+#pragma unroll
+  for (int k = 0; k < R; ++k) {
+    if (live[k] && pos[k] >= j) {
+      const Real magnitude = ops::abs1(v[k][j]);
+      if (magnitude > best || (magnitude == best && pos[k] < best_position)) {
+        best = magnitude;
+        best_position = pos[k];
+        best_k = k;
+      }
+    }
+  }
+  Real warp_best = best;
+  int warp_position = best_position;
+  warp_first_largest(warp_best, warp_position);
+  if (warp_position >= 0 && warp_position == best_position) {
+#pragma unroll
+    for (int k = 0; k < R; ++k)
+      if (k == best_k)
+#pragma unroll
+        for (int c = j; c < B; ++c) sh.candidate_row[parity][warp][c] = v[k][c];
+  }
+  if (lane == 0) {
+    sh.candidate_value[parity][warp] = warp_best;
+    sh.candidate_position[parity][warp] = warp_position;
+  }
+  bool holds_diagonal = false;
+#pragma unroll
+  for (int k = 0; k < R; ++k) holds_diagonal = holds_diagonal || (live[k] && pos[k] == j);
+  if (__any_sync(0xffffffff, holds_diagonal)) {  // one warp
+#pragma unroll
+    for (int k = 0; k < R; ++k)
+      if (live[k] && pos[k] == j)
+#pragma unroll
+        for (int c = j; c < B; ++c) sh.diagonal_row[parity][c] = v[k][c];
+  }
+  __syncthreads();
+
+  // Every warp reduces the same candidates: all agree on p. A column with no positive
+  // magnitude keeps its diagonal, as LAPACK does.
+  Real value = lane < slab_warps ? sh.candidate_value[parity][lane] : Real(0);
+  const int published = lane < slab_warps ? sh.candidate_position[parity][lane] : -1;
+  int at = published;
+  warp_first_largest(value, at);
+  const bool found = at >= 0;
+  const int p = found ? at : j;
+  const int winner = __ffs(__ballot_sync(0xffffffff, found && published == at)) - 1;
+  const T* source = found ? sh.candidate_row[parity][winner] : sh.diagonal_row[parity];
+  T u[B];
+#pragma unroll
+  for (int c = j; c < B; ++c) u[c] = source[c];
+#pragma unroll
+  for (int k = 0; k < R; ++k) {
+    if (pos[k] == p)
+      pos[k] = j;
+    else if (pos[k] == j)
+      pos[k] = p;
+  }
+  if (tid == 0) ipiv[c0 + j] = c0 + p + 1;
+  // LAPACK leaves a zero pivot's column unscaled, and no update follows it.
+  const T pivot = u[j];
+  if (ops::is_zero(pivot)) {
+    zero_pivots |= 1u << j;
+    if (tid == 0 && *info == 0) *info = offset + c0 + j + 1;
+    return;
+  }
+  const Real smallest_normal = sizeof(Real) == 8 ? Real(DBL_MIN) : Real(FLT_MIN);
+  const bool by_reciprocal = ops::magnitude(pivot) >= smallest_normal;
+  const T reciprocal = ops::divide(ops::make_scalar<T>(1), pivot);
+#pragma unroll
+  for (int k = 0; k < R; ++k) {
+    if (live[k] && pos[k] > j) {
+      v[k][j] = by_reciprocal ? ops::multiply(v[k][j], reciprocal) : ops::divide(v[k][j], pivot);
+#pragma unroll
+      for (int c = j + 1; c < B; ++c) v[k][c] = ops::minus_product(v[k][c], v[k][j], u[c]);
+    }
+  }
+}
+
+// LU of the slab (row positions c0 .. m - 1, columns c0 .. c0 + bw - 1) held in v: thread t's
+// live rows, at positions pos[k] from c0. Rows are not moved: pos tracks where each has gone.
+// Returns the mask of columns whose pivot was zero.
+template <class T, int R, int B, int... J>
+__device__ unsigned factor_slab(T (&v)[R][B], int (&pos)[R], const bool (&live)[R], int steps,
+                                int c0, int offset, int* ipiv, int* info, LeaderShared<T, B>& sh,
+                                std::integer_sequence<int, J...>) {
+  unsigned zero_pivots = 0;
+  ((J < steps ? step<T, R, B, J>(v, pos, live, c0, offset, ipiv, info, sh, zero_pivots) : void()),
+   ...);
+  return zero_pivots;
+}
+
+template <class T, int R, int B>
+__device__ void lead(T* a, int m, int w, std::int64_t lda, int offset, int* ipiv, int* info,
+                     Signals* signals, unsigned* zero_pivots_by_slab, unsigned updaters,
+                     LeaderShared<T, B>& sh) {
+  const int tid = threadIdx.x;
+  const int slabs = (w + B - 1) / B;
+  const T zero = ops::make_scalar<T>(0);
+  // Thread t holds the panel's rows t + k slab_threads, from the first slab to the last.
+  T v[R][B];
+  int pos[R];
+  bool live[R];
+#pragma unroll
+  for (int k = 0; k < R; ++k) {
+    const int i = tid + k * slab_threads;
+    pos[k] = i;
+    live[k] = i < m;
+#pragma unroll
+    for (int c = 0; c < B; ++c)
+      v[k][c] = live[k] && c < w ? ops::load_coherent(a + i + c * lda) : zero;
+  }
+  for (int s = 0; s < slabs; ++s) {
+    const int c0 = s * B, bw = min(B, w - c0), c1 = c0 + bw;
+    int origin[R];  // positions at the slab's start: where the rows are in the panel
+#pragma unroll
+    for (int k = 0; k < R; ++k) origin[k] = pos[k];
+    const unsigned zero_pivots =
+        factor_slab<T, R, B>(v, pos, live, min(bw, m - c0), c0, offset, ipiv, info, sh,
+                             std::make_integer_sequence<int, B>());
+
+    // The slab back, every row in its final place; L11 and the rows' moves for what follows.
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      if (!live[k]) continue;
+      const int q = pos[k], i = origin[k];
+#pragma unroll
+      for (int c = 0; c < B; ++c)
+        if (c < bw) a[c0 + q + (c0 + c) * lda] = v[k][c];
+      if (q < bw) {  // row q of L11 (the solve reads its entries left of the diagonal)
+        sh.top_source[q] = c0 + i;
+#pragma unroll
+        for (int c = 0; c < B; ++c) sh.l11[q][c] = v[k][c];
+      }
+      // Only rows of the slab's top move down: any other row moves only as a pivot, up.
+      if (i < bw) sh.down_target[i] = q >= bw ? c0 + q : -1;
+    }
+    if (tid == 0) zero_pivots_by_slab[s] = zero_pivots;
+    if (s > 0)
+      wait_for(&signals->finished, updaters * s);
+    else
+      __syncthreads();
+
+    // The interchanges on the panel's other columns, one column a thread; to the right of the
+    // slab, U's rows solved by L11 (a zero pivot's column of L11 takes no part, as in getf2).
+    const int next = min(B, w - c1);
+    for (int c = tid; c < w; c += slab_threads) {
+      if (c >= c0 && c < c1) continue;
+      T top[B], down[B];
+#pragma unroll
+      for (int r = 0; r < B; ++r) {
+        top[r] = r < bw ? ops::load_coherent(a + sh.top_source[r] + c * lda) : zero;
+        down[r] = r < bw && sh.down_target[r] >= 0 ? ops::load_coherent(a + c0 + r + c * lda)
+                                                   : zero;
+      }
+      if (c >= c1) {
+#pragma unroll
+        for (int r = 1; r < B; ++r)
+#pragma unroll
+          for (int i = 0; i < r; ++i)
+            if (!(zero_pivots >> i & 1u)) top[r] = ops::minus_product(top[r], sh.l11[r][i], top[i]);
+      }
+#pragma unroll
+      for (int r = 0; r < B; ++r) {
+        if (r >= bw) continue;
+        a[c0 + r + c * lda] = top[r];
+        if (sh.down_target[r] >= 0) a[sh.down_target[r] + c * lda] = down[r];
+        if (c >= c1 && c < c1 + next) sh.u_next[r][c - c1] = top[r];
+      }
+    }
+    signal(&signals->done);  // its barrier also makes u_next visible to the block
+    if (next == 0) break;
+
+    // The next slab's columns of the rows below the top, brought up to date here: rows keep
+    // their threads, and their positions count from the next slab's top.
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      live[k] = live[k] && pos[k] >= bw;
+      if (!live[k]) continue;
+      T x[B];
+#pragma unroll
+      for (int c = 0; c < B; ++c)
+        x[c] = c < next ? ops::load_coherent(a + c0 + pos[k] + (c1 + c) * lda) : zero;
+#pragma unroll
+      for (int i = 0; i < B; ++i) {
+        if (i >= bw || (zero_pivots >> i & 1u)) continue;
+#pragma unroll
+        for (int c = 0; c < B; ++c)
+          if (c < next) x[c] = ops::minus_product(x[c], v[k][i], sh.u_next[i][c]);
+      }
+#pragma unroll
+      for (int c = 0; c < B; ++c) v[k][c] = x[c];
+      pos[k] -= bw;
+    }
+  }
+}
+
+// Brings the updater's rows r0 .. r0 + rows - 1 of the panel, in columns [first, last), up to
+// date with a full slab of B columns: a -= L21 U12, in the order of the slab's columns, l(r, k)
+// and u(k, c) giving L21's and U12's entries (c counted from first). InFlight loads of the panel
+// are issued before any store, which could alias them.
+template <class T, int B, int InFlight, class L, class U>
+__device__ void update_rows(T* a, std::int64_t lda, int r0, int rows, int first, int last,
+                            unsigned zero_pivots, const L& l, const U& u) {
+  const int total = rows * (last - first);
+  for (int base = threadIdx.x; base < total; base += InFlight * slab_threads) {
+    T x[InFlight];
+#pragma unroll
+    for (int q = 0; q < InFlight; ++q) {
+      const int e = base + q * slab_threads;
+      if (e < total) x[q] = ops::load_coherent(a + r0 + e % rows + (first + e / rows) * lda);
+    }
+#pragma unroll
+    for (int q = 0; q < InFlight; ++q) {
+      const int e = base + q * slab_threads;
+      if (e >= total) continue;
+      const int r = e % rows, c = e / rows;
+#pragma unroll
+      for (int k = 0; k < B; ++k)
+        if (!(zero_pivots >> k & 1u)) x[q] = ops::minus_product(x[q], l(r, k), u(k, c));
+      a[r0 + r + (first + c) * lda] = x[q];
+    }
+  }
+}
+
+template <class T, int B>
+__device__ void update(T* a, int m, int w, std::int64_t lda, Signals* signals,
+                       const unsigned* zero_pivots_by_slab, unsigned updaters, T* staged) {
+  const int g = blockIdx.x - 1, slabs = (w + B - 1) / B;
+  for (int s = 0; s + 1 < slabs; ++s) {
+    // Slab s is whole (only the last may be narrower); the leader updates the next one itself.
+    const int c0 = s * B, c1 = c0 + B, first = min(w, c1 + B);
+    wait_for(&signals->done, s + 1);
+    const unsigned zero_pivots = __ldcg(zero_pivots_by_slab + s);
+    const int per = (m - c1 + updaters - 1) / updaters;
+    const int r0 = c1 + g * per, rows = max(0, min(m, r0 + per) - r0);
+    // U12 (B x (w - first)) and L21 (rows x B) through shared memory.
+    if (rows > 0 && first < w) {
+      T* u12 = staged;
+      T* l21 = staged + B * (w - first);
+      for (int e = threadIdx.x; e < B * (w - first); e += slab_threads)
+        u12[e] = ops::load_coherent(a + c0 + e % B + (first + e / B) * lda);
+      for (int e = threadIdx.x; e < rows * B; e += slab_threads)
+        l21[e] = ops::load_coherent(a + r0 + e % rows + (c0 + e / rows) * lda);
+      __syncthreads();
+      update_rows<T, B, 8>(
+          a, lda, r0, rows, first, w, zero_pivots,
+          [&](int r, int k) { return l21[r + k * rows]; },
+          [&](int k, int c) { return u12[k + c * B]; });
+    }
+    // Its barrier also keeps the staged entries until every thread has read them.
+    signal(&signals->finished);
+  }
+}
+
+template <class T, int R>
+__global__ void __launch_bounds__(slab_threads, 1)
+    factor_panel_by_slabs(T* a, int m, int w, std::int64_t lda, int offset, int* ipiv, int* info,
+                          Signals* signals, unsigned* zero_pivots_by_slab) {
+  constexpr int B = slab_width<T>;
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  const unsigned updaters = gridDim.x - 1;
+  if (blockIdx.x == 0)
+    lead<T, R, B>(a, m, w, lda, offset, ipiv, info, signals, zero_pivots_by_slab, updaters,
+                  *reinterpret_cast<LeaderShared<T, B>*>(shared_bytes));
+  else
+    update<T, B>(a, m, w, lda, signals, zero_pivots_by_slab, updaters,
+                 reinterpret_cast<T*>(shared_bytes));
+}
+
+template <class T, int R>
+void launch(int device, cudaStream_t stream, T* panel, int* ipiv, int* info, const Getf2Problem& p) {
+  constexpr int B = slab_width<T>;
+  const auto kernel = factor_panel_by_slabs<T, R>;
+  const int sms = panel_grid::multiprocessors(device);
+  const int most = stream == look_ahead_stream(device) ? std::clamp(sms / 4, 2, 32) : sms;
+  const int updaters =
+      std::clamp((p.m + min_rows_per_updater - 1) / min_rows_per_updater, 1, most - 1);
+  const int rows_per_updater = (p.m + updaters - 1) / updaters;
+  const std::size_t shared_bytes =
+      std::max(sizeof(LeaderShared<T, B>), std::size_t(B) * (p.w + rows_per_updater) * sizeof(T));
+  BASALT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(shared_bytes)));
+  const int slabs = (p.w + B - 1) / B;
+  const std::size_t bytes = sizeof(Signals) + slabs * sizeof(unsigned);
+  auto* workspace = static_cast<unsigned char*>(acquire_workspace(device, stream, bytes));
+  BASALT_CUDA_CHECK(cudaMemsetAsync(workspace, 0, bytes, stream));
+  auto* signals = reinterpret_cast<Signals*>(workspace);
+  auto* zero_pivots = reinterpret_cast<unsigned*>(workspace + sizeof(Signals));
+  int m = p.m, w = p.w, offset = p.offset;
+  std::int64_t lda = p.lda;
+  void* args[] = {&panel, &m, &w, &lda, &offset, &ipiv, &info, &signals, &zero_pivots};
+  BASALT_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(kernel), updaters + 1,
+                                                slab_threads, args, shared_bytes, stream));
+  release_workspace(workspace, stream);
+}
+
+}  // namespace
+
+bool getf2_by_slabs_fits(int device, int m, int w) {
+  if (m > slab_height_limit || w > slab_width_limit) return false;
+  int cooperative = 0;
+  BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  return cooperative && panel_grid::multiprocessors(device) >= 2;
+}
+
+template <class T>
+void getf2_by_slabs(int device, cudaStream_t stream, T* panel, int* ipiv, int* info,
+                    const Getf2Problem& p) {
+  if (p.m == 0 || p.w == 0) return;
+  if (!getf2_by_slabs_fits(device, p.m, p.w))
+    throw std::invalid_argument("basalt: cuda getf2_by_slabs: the panel exceeds the kernel's size");
+  if (p.m <= slab_threads) return launch<T, 1>(device, stream, panel, ipiv, info, p);
+  if (p.m <= 2 * slab_threads) return launch<T, 2>(device, stream, panel, ipiv, info, p);
+  launch<T, max_rows_per_thread>(device, stream, panel, ipiv, info, p);
+}
+
+template void getf2_by_slabs<float>(int, cudaStream_t, float*, int*, int*, const Getf2Problem&);
+template void getf2_by_slabs<double>(int, cudaStream_t, double*, int*, int*, const Getf2Problem&);
+template void getf2_by_slabs<cuFloatComplex>(int, cudaStream_t, cuFloatComplex*, int*, int*,
+                                             const Getf2Problem&);
+template void getf2_by_slabs<cuDoubleComplex>(int, cudaStream_t, cuDoubleComplex*, int*, int*,
+                                              const Getf2Problem&);
+
+}  // namespace basalt::cuda::kernels

@@ -32,7 +32,6 @@ namespace basalt::cuda::kernels {
 
 namespace {
 
-
 constexpr int slab_threads = 512;
 constexpr int slab_warps = slab_threads / 32;
 constexpr int max_rows_per_thread = 4;
@@ -69,7 +68,8 @@ __device__ void wait_for(const unsigned* counter, unsigned target) {
 // Adds one to *counter once every thread of the block has made its writes.
 __device__ void signal(unsigned* counter) {
   __syncthreads();
-  if (threadIdx.x == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
+  if (threadIdx.x == 0)
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
 }
 
 // What the leader's threads exchange: per column the warps' candidates (magnitude, position,
@@ -84,8 +84,8 @@ struct LeaderShared {
   T candidate_row[2][slab_warps][B];
   T diagonal_row[2][B];
   T l11[B][B];
-  T u_next[B][B];     // U's rows of the slab, in the next slab's columns
-  int top_source[B];  // the panel row whose entries land in slab row r (r < B)
+  T u_next[B][B];      // U's rows of the slab, in the next slab's columns
+  int top_source[B];   // the panel row whose entries land in slab row r (r < B)
   int down_target[B];  // where slab row i (i < B) moved below the slab's top, or -1
 };
 
@@ -252,8 +252,8 @@ __device__ void lead(T* a, int m, int w, std::int64_t lda, int offset, int* ipiv
 #pragma unroll
       for (int r = 0; r < B; ++r) {
         top[r] = r < bw ? ops::load_coherent(a + sh.top_source[r] + c * lda) : zero;
-        down[r] = r < bw && sh.down_target[r] >= 0 ? ops::load_coherent(a + c0 + r + c * lda)
-                                                   : zero;
+        down[r] =
+            r < bw && sh.down_target[r] >= 0 ? ops::load_coherent(a + c0 + r + c * lda) : zero;
       }
       if (c >= c1) {
 #pragma unroll
@@ -273,8 +273,8 @@ __device__ void lead(T* a, int m, int w, std::int64_t lda, int offset, int* ipiv
     signal(&signals->done);  // its barrier also makes u_next visible to the block
     if (next == 0) break;
 
-    // The next slab's columns of the rows below the top, brought up to date here: rows keep
-    // their threads, and their positions count from the next slab's top.
+      // The next slab's columns of the rows below the top, brought up to date here: rows keep
+      // their threads, and their positions count from the next slab's top.
 #pragma unroll
     for (int k = 0; k < R; ++k) {
       live[k] = live[k] && pos[k] >= bw;
@@ -293,34 +293,6 @@ __device__ void lead(T* a, int m, int w, std::int64_t lda, int offset, int* ipiv
 #pragma unroll
       for (int c = 0; c < B; ++c) v[k][c] = x[c];
       pos[k] -= bw;
-    }
-  }
-}
-
-// Brings the updater's rows r0 .. r0 + rows - 1 of the panel, in columns [first, last), up to
-// date with a full slab of B columns: a -= L21 U12, in the order of the slab's columns, l(r, k)
-// and u(k, c) giving L21's and U12's entries (c counted from first). InFlight loads of the panel
-// are issued before any store, which could alias them.
-template <class T, int B, int InFlight, class L, class U>
-__device__ void update_rows(T* a, std::int64_t lda, int r0, int rows, int first, int last,
-                            unsigned zero_pivots, const L& l, const U& u) {
-  const int total = rows * (last - first);
-  for (int base = threadIdx.x; base < total; base += InFlight * slab_threads) {
-    T x[InFlight];
-#pragma unroll
-    for (int q = 0; q < InFlight; ++q) {
-      const int e = base + q * slab_threads;
-      if (e < total) x[q] = ops::load_coherent(a + r0 + e % rows + (first + e / rows) * lda);
-    }
-#pragma unroll
-    for (int q = 0; q < InFlight; ++q) {
-      const int e = base + q * slab_threads;
-      if (e >= total) continue;
-      const int r = e % rows, c = e / rows;
-#pragma unroll
-      for (int k = 0; k < B; ++k)
-        if (!(zero_pivots >> k & 1u)) x[q] = ops::minus_product(x[q], l(r, k), u(k, c));
-      a[r0 + r + (first + c) * lda] = x[q];
     }
   }
 }
@@ -345,10 +317,29 @@ __device__ void update(T* a, int m, int w, std::int64_t lda, Signals* signals,
       for (int e = threadIdx.x; e < rows * B; e += slab_threads)
         l21[e] = ops::load_coherent(a + r0 + e % rows + (c0 + e / rows) * lda);
       __syncthreads();
-      update_rows<T, B, 8>(
-          a, lda, r0, rows, first, w, zero_pivots,
-          [&](int r, int k) { return l21[r + k * rows]; },
-          [&](int k, int c) { return u12[k + c * B]; });
+      // a -= L21 U12 in the order of the slab's columns, in_flight entries a thread at a time,
+      // all loaded before any store (which could alias them).
+      constexpr int in_flight = 8;
+      const int total = rows * (w - first);
+      for (int base = threadIdx.x; base < total; base += in_flight * slab_threads) {
+        T x[in_flight];
+#pragma unroll
+        for (int q = 0; q < in_flight; ++q) {
+          const int e = base + q * slab_threads;
+          if (e < total) x[q] = ops::load_coherent(a + r0 + e % rows + (first + e / rows) * lda);
+        }
+#pragma unroll
+        for (int q = 0; q < in_flight; ++q) {
+          const int e = base + q * slab_threads;
+          if (e >= total) continue;
+          const int r = e % rows, c = e / rows;
+#pragma unroll
+          for (int k = 0; k < B; ++k)
+            if (!(zero_pivots >> k & 1u))
+              x[q] = ops::minus_product(x[q], l21[r + k * rows], u12[k + c * B]);
+          a[r0 + r + (first + c) * lda] = x[q];
+        }
+      }
     }
     // Its barrier also keeps the staged entries until every thread has read them.
     signal(&signals->finished);
@@ -371,7 +362,8 @@ __global__ void __launch_bounds__(slab_threads, 1)
 }
 
 template <class T, int R>
-void launch(int device, cudaStream_t stream, T* panel, int* ipiv, int* info, const Getf2Problem& p) {
+void launch(int device, cudaStream_t stream, T* panel, int* ipiv, int* info,
+            const Getf2Problem& p) {
   constexpr int B = slab_width<T>;
   const auto kernel = factor_panel_by_slabs<T, R>;
   const int sms = panel_grid::multiprocessors(device);
@@ -381,8 +373,8 @@ void launch(int device, cudaStream_t stream, T* panel, int* ipiv, int* info, con
   const int rows_per_updater = (p.m + updaters - 1) / updaters;
   const std::size_t shared_bytes =
       std::max(sizeof(LeaderShared<T, B>), std::size_t(B) * (p.w + rows_per_updater) * sizeof(T));
-  BASALT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(shared_bytes)));
+  BASALT_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)));
   const int slabs = (p.w + B - 1) / B;
   const std::size_t bytes = sizeof(Signals) + slabs * sizeof(unsigned);
   auto* workspace = static_cast<unsigned char*>(acquire_workspace(device, stream, bytes));

@@ -211,6 +211,33 @@ TEST_CASE("getrf on empty, NaN and invalid input", "[getrf]") {
   CHECK(host(3, 3) == 2.0);  // untouched
 }
 
+// Columns whose largest magnitude occurs at many rows, with either sign, in every precision: the
+// pivot is the first of them, whatever order the backend combines its threads' candidates in.
+// Tall enough that a GPU reduces over more blocks than one block has threads, where Kokkos'
+// MaxLoc returned a later row.
+TEMPLATE_TEST_CASE("portable::getf2 pivots on the first of equal largest magnitudes", "[getrf]",
+                   float, double, Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  const int m = 200000;
+  for (int trial = 0; trial < 8; ++trial) {
+    Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace> a("a", m, 1);
+    for (int i = 0; i < m; ++i) a(i, 0) = T(real_t<T>(test::random_int(-1000, 1000)) / 2000);
+    int first = m;
+    for (int k = 0; k < 64; ++k) {
+      const int row = test::random_int(0, m - 1);
+      a(row, 0) = T(test::random_int(0, 1) ? 1 : -1);
+      first = std::min(first, row);
+    }
+    CAPTURE(trial, first);
+    auto A = Kokkos::create_mirror_view_and_copy(Exec::memory_space(), a);
+    PivotVector<> ipiv("ipiv", 1);
+    impl::LuState<Exec, real_t<T>> state;
+    portable::getf2(Exec(), A, ipiv, 0, state);
+    auto pivots = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ipiv);
+    CHECK(pivots(0) == first + 1);
+  }
+}
+
 TEMPLATE_TEST_CASE("getrs solves op(A) X = B", "[getrs]", float, double, Kokkos::complex<float>,
                    Kokkos::complex<double>) {
   using T = TestType;

@@ -4,7 +4,6 @@
 // Columns go across the team's threads and rows across its vector lanes, so that a GPU warp
 // reads a column in one sweep.
 #include <Kokkos_Core.hpp>
-#include <climits>
 
 #include "basalt/algorithms/batched/impl/batch_access.hpp"
 #include "basalt/algorithms/dense/impl/getf2_portable.hpp"
@@ -12,49 +11,6 @@
 #include "basalt/core/views.hpp"
 
 namespace basalt::impl {
-
-template <class Real>
-struct PivotCandidate {
-  Real val;
-  int loc;
-};
-
-// The largest magnitude, the smallest row among equals (LAPACK's first maximum), whatever order
-// the team combines its candidates in.
-template <class Real>
-struct FirstLargest {
-  using reducer = FirstLargest;
-  using value_type = PivotCandidate<Real>;
-  using result_view_type =
-      Kokkos::View<value_type, Kokkos::AnonymousSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-
-  KOKKOS_INLINE_FUNCTION explicit FirstLargest(value_type& result) : result_(&result) {}
-
-  KOKKOS_INLINE_FUNCTION void join(value_type& dest, const value_type& src) const {
-    if (src.val > dest.val || (src.val == dest.val && src.loc < dest.loc)) {
-      dest.val = src.val;
-      dest.loc = src.loc;
-    }
-  }
-  KOKKOS_INLINE_FUNCTION void join(volatile value_type& dest,
-                                   const volatile value_type& src) const {
-    if (src.val > dest.val || (src.val == dest.val && src.loc < dest.loc)) {
-      dest.val = src.val;
-      dest.loc = src.loc;
-    }
-  }
-  // -1: a zero entry is still a candidate, a NaN never is.
-  KOKKOS_INLINE_FUNCTION void init(value_type& v) const {
-    v.val = Real(-1);
-    v.loc = INT_MAX;
-  }
-  KOKKOS_INLINE_FUNCTION value_type& reference() const { return *result_.data(); }
-  KOKKOS_INLINE_FUNCTION result_view_type view() const { return result_; }
-  KOKKOS_INLINE_FUNCTION bool references_scalar() const { return true; }
-
- private:
-  result_view_type result_;
-};
 
 // Unblocked right-looking LU of the m x n matrix A (LAPACK's getf2): for each column, the pivot
 // search, the interchange across the whole row, the scaling and the rank-1 update. Pivots are
@@ -67,14 +23,14 @@ KOKKOS_INLINE_FUNCTION int team_getrf(const Member& team, const MatrixRef<T>& A,
   const int m = static_cast<int>(A.extent(0)), n = static_cast<int>(A.extent(1));
   int info = 0;
   for (int j = 0; j < (m < n ? m : n); ++j) {
-    PivotCandidate<Real> best;
+    Kokkos::ValLocScalar<Real, int> best;
     Kokkos::parallel_reduce(
         Kokkos::TeamThreadRange(team, j, m),
-        [&](const int i, PivotCandidate<Real>& found) {
+        [&](const int i, Kokkos::ValLocScalar<Real, int>& found) {
           const Real v = pivot_magnitude(A(i, j));
           if (v > found.val || (v == found.val && i < found.loc)) found = {v, i};
         },
-        FirstLargest<Real>(best));
+        FirstLargest<Real, Kokkos::AnonymousSpace>(best));
     // A column with no positive magnitude (zero, or NaN throughout) keeps its diagonal.
     const int p = best.val > Real(0) ? best.loc : j;
     if (p != j)

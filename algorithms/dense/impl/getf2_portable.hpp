@@ -4,6 +4,7 @@
 // it; the CUDA backend's fused kernel (D2) hands panels too tall for it back to this one.
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <climits>
 #include <type_traits>
 
 #include "basalt/core/views.hpp"
@@ -21,13 +22,56 @@ KOKKOS_INLINE_FUNCTION real_t<T> pivot_magnitude(const T& x) {
     return magnitude(x.real()) + magnitude(x.imag());
 }
 
+// The largest magnitude, the smallest row among equals (LAPACK's first maximum), whatever order
+// the threads' candidates are combined in: Kokkos' MaxLoc keeps either on a tie, which made the
+// pivot of a tall panel with equal magnitudes depend on the reduction's shape. The result is a
+// scalar (a team's reduction) or a View in Space (a device's, left there).
+template <class Real, class Space>
+struct FirstLargest {
+  using reducer = FirstLargest;
+  using value_type = Kokkos::ValLocScalar<Real, int>;
+  using result_view_type = Kokkos::View<value_type, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+  KOKKOS_INLINE_FUNCTION explicit FirstLargest(value_type& result)
+      : result_(&result), references_scalar_(true) {}
+  explicit FirstLargest(const Kokkos::View<value_type, Space>& result)
+      : result_(result.data()), references_scalar_(false) {}
+
+  KOKKOS_INLINE_FUNCTION void join(value_type& dest, const value_type& src) const {
+    if (src.val > dest.val || (src.val == dest.val && src.loc < dest.loc)) {
+      dest.val = src.val;
+      dest.loc = src.loc;
+    }
+  }
+  KOKKOS_INLINE_FUNCTION void join(volatile value_type& dest,
+                                   const volatile value_type& src) const {
+    if (src.val > dest.val || (src.val == dest.val && src.loc < dest.loc)) {
+      dest.val = src.val;
+      dest.loc = src.loc;
+    }
+  }
+  // -1: a zero entry is still a candidate, a NaN never is.
+  KOKKOS_INLINE_FUNCTION void init(value_type& v) const {
+    v.val = Real(-1);
+    v.loc = INT_MAX;
+  }
+  KOKKOS_INLINE_FUNCTION value_type& reference() const { return *result_.data(); }
+  KOKKOS_INLINE_FUNCTION result_view_type view() const { return result_; }
+  KOKKOS_INLINE_FUNCTION bool references_scalar() const { return references_scalar_; }
+
+ private:
+  result_view_type result_;
+  bool references_scalar_;
+};
+
 }  // namespace impl
 
 namespace portable {
 
-// Unblocked LU of an m x w panel (w <= m), columns in order: pivot search, interchange across
-// the panel, scaling and rank-1 update. Pivots are 1-based within the panel; a zero pivot sets
-// state.info to offset + its column unless an earlier one did, and is left unscaled, as LAPACK.
+// Unblocked LU of an m x w panel (w <= m), columns in order: pivot search (LAPACK's first
+// largest magnitude), interchange across the panel, scaling and rank-1 update. Pivots are 1-based
+// within the panel; a zero pivot sets state.info to offset + its column unless an earlier one did,
+// and is left unscaled, as LAPACK.
 template <class ExecSpace, class PView, class PivView, class State>
 void getf2(const ExecSpace& exec, const PView& P, const PivView& ipiv, int offset,
            const State& state) {
@@ -41,12 +85,12 @@ void getf2(const ExecSpace& exec, const PView& P, const PivView& ipiv, int offse
         "basalt::portable::getf2::pivot", Kokkos::RangePolicy<ExecSpace>(exec, jj, m),
         KOKKOS_LAMBDA(const int i, typename State::Best& found) {
           const Real v = impl::pivot_magnitude(P(i, jj));
-          if (v > found.val) {
+          if (v > found.val || (v == found.val && i < found.loc)) {
             found.val = v;
             found.loc = i;
           }
         },
-        Kokkos::MaxLoc<Real, int, typename ExecSpace::memory_space>(best));
+        impl::FirstLargest<Real, typename ExecSpace::memory_space>(best));
     Kokkos::parallel_for(
         "basalt::portable::getf2::interchange", Kokkos::RangePolicy<ExecSpace>(exec, 0, w),
         KOKKOS_LAMBDA(const int c) {

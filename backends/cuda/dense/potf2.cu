@@ -100,8 +100,10 @@ __device__ void load_tile(T* t, const PanelRef<T>& panel, int row0, int rows, in
 // Cholesky of the diagonal tile d (kb columns) by warp 0, lane i holding row i of the tile.
 // Returns on every lane the number of columns factored: kb, or the first column whose diagonal
 // is not positive (or NaN), which keeps its updated value. The reciprocals of the new diagonal
-// go to `reciprocal`: the reciprocal square root is the one long-latency step on the chain from
-// column to column.
+// go to `reciprocal`. The chain from column to column is the next diagonal entry and its
+// reciprocal square root: lane j + 1 updates its diagonal entry with its own multiplier, and the
+// next reciprocal square root is taken before the rest of the column's update, which goes
+// through shared memory and so does not hold the chain up.
 template <class T>
 __device__ int factor_diagonal_tile(T* d, int kb, ops::real_of_t<T>* reciprocal) {
   using Real = ops::real_of_t<T>;
@@ -111,20 +113,27 @@ __device__ int factor_diagonal_tile(T* d, int kb, ops::real_of_t<T>* reciprocal)
   for (int c = 0; c < tile; ++c) row[c] = d[i + c * tile_ld];  // above the diagonal: unused
   int factored = kb;
   bool active = true;
+  Real diagonal = ops::real_part(warp::shuffle<32>(row[0], 0));
+  Real inverse = rsqrt(diagonal);
 #pragma unroll
   for (int j = 0; j < tile; ++j) {
-    const Real diagonal = ops::real_part(warp::shuffle<32>(row[j], j));
     if (active && j < kb && !(diagonal > Real(0))) {  // the same answer on every lane
       active = false;
       factored = j;
     }
     const bool step = active && j < kb;
-    const Real inverse = step ? rsqrt(diagonal) : Real(1);
     if (step && i == j) {
       row[j] = ops::make_scalar<T>(ops::root_from_reciprocal(diagonal, inverse));
       reciprocal[j] = inverse;
     }
     if (step && i > j) row[j] = ops::times_real(row[j], inverse);
+    if (j + 1 < tile) {
+      // The same arithmetic as the update below gives lane j + 1's entry.
+      const T next =
+          step ? ops::minus_product(row[j + 1], row[j], ops::conjugate(row[j])) : row[j + 1];
+      diagonal = ops::real_part(warp::shuffle<32>(next, j + 1));
+      inverse = rsqrt(diagonal);
+    }
     if (step) {
       // Column j goes to every lane through the tile in shared memory, where shuffles took two
       // instructions an entry and register moves to pair them (what lanes i < j write above

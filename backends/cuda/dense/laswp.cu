@@ -299,8 +299,11 @@ template <class T>
 void launch_permute_narrow(cudaStream_t stream, T* a, const int* ipiv, const LaswpProblem& p) {
   const int k = pivot_count(p);
   const std::size_t per_column = std::size_t(2) * k * sizeof(T);
-  const int columns_per_block = static_cast<int>(
-      std::clamp<std::int64_t>(narrow_stage_bytes / per_column, 1, p.n));
+  // About one staged entry a thread (up to 2k touched rows a column): more columns a block
+  // serialize each thread's loads and leave SMs idle.
+  const std::int64_t columns_for_threads = std::max(1, narrow_threads / (2 * k));
+  const int columns_per_block = static_cast<int>(std::clamp<std::int64_t>(
+      std::min<std::int64_t>(narrow_stage_bytes / per_column, columns_for_threads), 1, p.n));
   const std::size_t shared = per_column * columns_per_block + std::size_t(5) * k * sizeof(int);
   const int blocks = static_cast<int>((p.n + columns_per_block - 1) / columns_per_block);
   permute_narrow<T><<<blocks, narrow_threads, shared, stream>>>(a, ipiv, p, columns_per_block);

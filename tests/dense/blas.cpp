@@ -1,5 +1,6 @@
 // The drivers' gemm and trsm (algorithms/dense/impl/blas.hpp): on CUDA, cuBLAS on the caller's
-// stream compared with Kokkos Kernels on the same input; on every backend, against a plain loop.
+// stream compared with Kokkos Kernels, and Basalt's small unit lower solve with cuBLAS, on the same
+// input; on every backend, against a plain loop.
 #include "basalt/algorithms/dense/impl/blas.hpp"
 
 #include <catch2/catch.hpp>
@@ -94,13 +95,15 @@ TEMPLATE_TEST_CASE("gemm computes alpha op(A) op(B) + beta C", "[blas]", float, 
     }
 }
 
-// Triangles of 33 and 300: on a GPU the wider one splits twice (tuning::trsm_leaf_width).
+// Triangles of 1 to 300: on a GPU the widest splits twice (tuning::trsm_leaf_width), and unit
+// lower ones up to 128 rows take Basalt's own kernel (eight columns of B a block, so the second
+// block is half empty).
 TEMPLATE_TEST_CASE("trsm_left solves op(A) X = alpha B", "[blas]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
   const int n = 12;
   const double eps = std::numeric_limits<real_t<T>>::epsilon();
-  for (const int m : {33, 300})
+  for (const int m : {1, 33, 100, 128, 300})
     for (bool lower : {true, false})
       for (bool unit : {true, false})
         for (Op op : {Op::none, Op::transpose, Op::conj_transpose}) {
@@ -231,6 +234,45 @@ TEMPLATE_TEST_CASE("cuBLAS herk equals the portable herk", "[blas][cuda]", float
       impl::detail::portable_herk(exec, lower, op, Real(-1), A, Real(1), reference, 128);
       exec.fence();
       CHECK(max_difference(to_host(fast), to_host(reference)) < 10 * k * eps);
+    }
+}
+
+// Basalt's kernel for unit lower triangles up to 128 rows against cuBLAS' trsm (which it
+// replaces) on the same input, across its tile edges; a NaN in one column of B stays there.
+TEMPLATE_TEST_CASE("The CUDA unit lower solve equals cuBLAS' trsm", "[blas][cuda]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  const double eps = std::numeric_limits<real_t<T>>::epsilon();
+  const Kokkos::Cuda exec;
+  for (const int m : {1, 2, 31, 32, 33, 64, 97, 127, 128})
+    for (const int n : {1, 9, 300}) {
+      CAPTURE(m, n);
+      auto a = random_matrix<T>(m, m);
+      for (int j = 0; j < m; ++j)
+        for (int i = 0; i < m; ++i) a(i, j) = a(i, j) / T(m);
+      auto b = random_matrix<T>(m, n);
+      const int poisoned = n / 2;
+      b(m / 2, poisoned) = std::numeric_limits<real_t<T>>::quiet_NaN();
+      const T alpha(-1.5);
+      const auto A = padded_device_copy(a);
+      auto fast = padded_device_copy(b), reference = padded_device_copy(b);
+      Specialization<routine::trsm, Kokkos::Cuda>::apply(exec, ApplySide::left, true, Op::none,
+                                                         true, alpha, A, fast);
+      exec.fence();
+      cublas::trsm(exec, ApplySide::left, true, Op::none, true, alpha, A, reference);
+      exec.fence();
+      const auto x = to_host(fast), y = to_host(reference);
+      double worst = 0;
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) {
+          // Rows above the NaN keep their values; from its row down the column is NaN.
+          if (j == poisoned && i >= m / 2) {
+            CHECK(std::isnan(double(real_part(x(i, j)))));
+            continue;
+          }
+          worst = std::max(worst, double(magnitude(x(i, j) - y(i, j))));
+        }
+      CHECK(worst < 10 * m * eps);
     }
 }
 #endif

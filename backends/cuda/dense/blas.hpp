@@ -1,7 +1,9 @@
 #pragma once
 // The drivers' gemm, trsm and herk on CUDA: cuBLAS on the caller's stream
-// (basalt/backends/cuda/cublas.hpp).
+// (basalt/backends/cuda/cublas.hpp), and Basalt's kernel for small unit lower solves.
 #include "basalt/backends/cuda/cublas.hpp"
+#include "basalt/backends/cuda/dense/trsm_small_launch.hpp"
+#include "basalt/backends/cuda/scalar.hpp"
 #include "basalt/core/dispatch.hpp"
 #include "basalt/core/errors.hpp"
 
@@ -25,6 +27,18 @@ struct Specialization<routine::trsm, Kokkos::Cuda> {
   static void apply(const Kokkos::Cuda& exec, ApplySide side, bool lower, Op op, bool unit_diagonal,
                     Scalar alpha, const AView& A, const BView& B) {
     require(cublas::column_major(A, B), "trsm", "A", "cuBLAS takes column-major matrices");
+    // LU's unit lower solves (the look-ahead's next block column, U's rows of the trailing
+    // matrix, getrs): Basalt's one-kernel solve, where cuBLAS takes three.
+    if (side == ApplySide::left && lower && op == Op::none && unit_diagonal &&
+        A.extent(0) <= std::size_t(cuda::kernels::small_trsm_max_rows)) {
+      using T = cuda::scalar_t<typename BView::value_type>;
+      const typename BView::non_const_value_type scale = alpha;
+      cuda::kernels::solve_unit_lower<T>(exec.cuda_stream(), cuda::device_pointer(A.data()),
+                                         A.stride(1), cuda::device_pointer(B.data()), B.stride(1),
+                                         static_cast<int>(A.extent(0)), B.extent(1),
+                                         *cuda::device_pointer(&scale));
+      return;
+    }
     cublas::trsm(exec, side, lower, op, unit_diagonal, alpha, A, B);
   }
 };

@@ -35,12 +35,12 @@ constexpr int tile_entries = tile * tile_ld;
 constexpr int max_chunk_tiles = 4;
 
 // Shared memory for a diagonal block of tiles x tiles tiles (the lower ones kept), a chunk of
-// chunk_tiles row tiles below it, the reciprocals of the diagonal and the count of a tile's
-// factored columns.
+// chunk_tiles row tiles below it, two tile columns (factor_full_diagonal_tile's), the
+// reciprocals of the diagonal and the count of a tile's factored columns.
 std::size_t shared_bytes_for(int tiles, int chunk_tiles, int entry_bytes) {
   const std::size_t stored =
       std::size_t(tiles) * (tiles + 1) / 2 + std::size_t(chunk_tiles) * tiles;
-  return (stored * tile_entries + std::size_t(tiles) * tile) * entry_bytes + sizeof(int);
+  return (stored * tile_entries + 2 * tile + std::size_t(tiles) * tile) * entry_bytes + sizeof(int);
 }
 
 // The diagonal block's lower tiles row-tile by row-tile, then the chunk's: tile (I, J),
@@ -152,6 +152,46 @@ __device__ int factor_diagonal_tile(T* d, int kb, ops::real_of_t<T>* reciprocal)
       if (c <= i) d[i + c * tile_ld] = row[c];
   }
   return factored;
+}
+
+// factor_diagonal_tile for a full tile (kb = 32) that is positive definite, with none of its
+// checks per step: each column goes to the warp through `columns` (two buffers by step parity),
+// so the tile stays as it was until the end. Returns false, the tile untouched, where a diagonal
+// entry is not positive (or NaN); the general path then finds which.
+template <class T>
+__device__ bool factor_full_diagonal_tile(T* d, T* columns, ops::real_of_t<T>* reciprocal) {
+  using Real = ops::real_of_t<T>;
+  const int i = threadIdx.x % 32;
+  T row[tile];
+#pragma unroll
+  for (int c = 0; c < tile; ++c) row[c] = d[i + c * tile_ld];  // above the diagonal: unused
+  Real diagonal = ops::real_part(warp::shuffle<32>(row[0], 0));
+  Real inverse = rsqrt(diagonal);
+  bool positive = diagonal > Real(0);
+#pragma unroll
+  for (int j = 0; j < tile; ++j) {
+    // Lanes i < j scale an entry above the diagonal, never stored.
+    row[j] = i == j ? ops::make_scalar<T>(ops::root_from_reciprocal(diagonal, inverse))
+                    : ops::times_real(row[j], inverse);
+    if (i == j) reciprocal[j] = inverse;
+    if (j + 1 < tile) {
+      const T next = ops::minus_product(row[j + 1], row[j], ops::conjugate(row[j]));
+      diagonal = ops::real_part(warp::shuffle<32>(next, j + 1));
+      inverse = rsqrt(diagonal);
+      positive = positive && diagonal > Real(0);
+    }
+    T* column = columns + (j % 2) * tile;
+    column[i] = row[j];
+    __syncwarp();
+#pragma unroll
+    for (int c = j + 1; c < tile; ++c)
+      row[c] = ops::minus_product(row[c], row[j], ops::conjugate(column[c]));
+  }
+  if (!positive) return false;  // the same on every lane
+#pragma unroll
+  for (int c = 0; c < tile; ++c)
+    if (c <= i) d[i + c * tile_ld] = row[c];
+  return true;
 }
 
 // A row below the diagonal tile d: its first `factored` columns x solve x L11^H = a (forward
@@ -300,7 +340,8 @@ __global__ void __launch_bounds__(panel_threads)
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   const int tiles = (w + tile - 1) / tile;
   const Tiles<T> s{reinterpret_cast<T*>(shared_bytes), tiles, chunk_tiles};
-  auto* reciprocal = reinterpret_cast<Real*>(s.end());
+  T* columns = s.end();
+  auto* reciprocal = reinterpret_cast<Real*>(columns + 2 * tile);
   int& factored_in_tile = *reinterpret_cast<int*>(reciprocal + tiles * tile);
   const PanelRef<T> panel{a, lda, lower};
   const int tid = threadIdx.x;
@@ -324,7 +365,9 @@ __global__ void __launch_bounds__(panel_threads)
       const int k0 = K * tile, kb = min(tile, w - k0);
       __syncthreads();  // tile K is up to date, and factored_in_tile has been read
       if (tid < 32) {
-        const int factored = factor_diagonal_tile(s.at(K, K), kb, reciprocal + k0);
+        const bool full =
+            kb == tile && factor_full_diagonal_tile(s.at(K, K), columns, reciprocal + k0);
+        const int factored = full ? kb : factor_diagonal_tile(s.at(K, K), kb, reciprocal + k0);
         if (tid == 0) factored_in_tile = factored;
       }
       __syncthreads();

@@ -150,4 +150,19 @@ __device__ inline Real root_from_reciprocal(Real x, Real r) {
   return r > Real(0) ? x * r : x;
 }
 
+// rsqrt(x) for a positive normal x (the caller checks that: is_positive_normal), without the
+// branch CUDA's double rsqrt takes for zeros, subnormals, infinities and NaN, which splits a
+// Cholesky tile's steps into separate blocks of code: the hardware's estimate and one
+// third-order Newton step, the arithmetic CUDA's rsqrt does for such x.
+__device__ inline float rsqrt_of_normal(float x) { return rsqrtf(x); }
+__device__ inline double rsqrt_of_normal(double x) {
+  double y;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+  const double h = x * y, r = fma(-h, y, 1.0), p = fma(0.375, r, 0.5), q = y * r;
+  return fma(q, p, y);
+}
+
+__device__ inline bool is_positive_normal(float x) { return x >= FLT_MIN && x <= FLT_MAX; }
+__device__ inline bool is_positive_normal(double x) { return x >= DBL_MIN && x <= DBL_MAX; }
+
 }  // namespace basalt::cuda::ops

@@ -157,7 +157,8 @@ __device__ int factor_diagonal_tile(T* d, int kb, ops::real_of_t<T>* reciprocal)
 // factor_diagonal_tile for a full tile (kb = 32) that is positive definite, with none of its
 // checks per step: each column goes to the warp through `columns` (two buffers by step parity),
 // so the tile stays as it was until the end. Returns false, the tile untouched, where a diagonal
-// entry is not positive (or NaN); the general path then finds which.
+// entry is not a positive normal number (the reciprocal square root is taken without CUDA's
+// branch for the others); the general path then runs on the tile.
 template <class T>
 __device__ bool factor_full_diagonal_tile(T* d, T* columns, ops::real_of_t<T>* reciprocal) {
   using Real = ops::real_of_t<T>;
@@ -166,8 +167,8 @@ __device__ bool factor_full_diagonal_tile(T* d, T* columns, ops::real_of_t<T>* r
 #pragma unroll
   for (int c = 0; c < tile; ++c) row[c] = d[i + c * tile_ld];  // above the diagonal: unused
   Real diagonal = ops::real_part(warp::shuffle<32>(row[0], 0));
-  Real inverse = rsqrt(diagonal);
-  bool positive = diagonal > Real(0);
+  Real inverse = ops::rsqrt_of_normal(diagonal);
+  bool positive = ops::is_positive_normal(diagonal);
 #pragma unroll
   for (int j = 0; j < tile; ++j) {
     // Lanes i < j scale an entry above the diagonal, never stored.
@@ -177,8 +178,8 @@ __device__ bool factor_full_diagonal_tile(T* d, T* columns, ops::real_of_t<T>* r
     if (j + 1 < tile) {
       const T next = ops::minus_product(row[j + 1], row[j], ops::conjugate(row[j]));
       diagonal = ops::real_part(warp::shuffle<32>(next, j + 1));
-      inverse = rsqrt(diagonal);
-      positive = positive && diagonal > Real(0);
+      inverse = ops::rsqrt_of_normal(diagonal);
+      positive = positive && ops::is_positive_normal(diagonal);
     }
     T* column = columns + (j % 2) * tile;
     column[i] = row[j];

@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "basalt/backends/cuda/block_signals.cuh"
 #include "basalt/backends/cuda/dense/getf2_launch.hpp"
 #include "basalt/backends/cuda/dense/panel_grid.hpp"
 #include "basalt/backends/cuda/error.hpp"
@@ -31,6 +32,9 @@
 namespace basalt::cuda::kernels {
 
 namespace {
+
+using signals::signal;
+using signals::wait_for;
 
 constexpr int slab_threads = 512;
 constexpr int slab_warps = slab_threads / 32;
@@ -50,27 +54,6 @@ struct Signals {
   unsigned done;      // slabs the leader has finished
   unsigned finished;  // updater arrivals: the whole update of a slab applied
 };
-
-__device__ unsigned load_acquire(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-
-// Returns on every thread of the block once *counter >= target.
-__device__ void wait_for(const unsigned* counter, unsigned target) {
-  if (threadIdx.x == 0)
-    while (load_acquire(counter) < target) {
-    }
-  __syncthreads();
-}
-
-// Adds one to *counter once every thread of the block has made its writes.
-__device__ void signal(unsigned* counter) {
-  __syncthreads();
-  if (threadIdx.x == 0)
-    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
-}
 
 // What the leader's threads exchange: per column the warps' candidates (magnitude, position,
 // row) and the diagonal row, two generations by column parity so that a warp at column j + 1

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "basalt/backends/cuda/batched/warp_batch.cuh"
+#include "basalt/backends/cuda/block_signals.cuh"
 #include "basalt/backends/cuda/dense/potf2_launch.hpp"
 #include "basalt/backends/cuda/error.hpp"
 #include "basalt/backends/cuda/mma.cuh"
@@ -34,13 +35,21 @@ constexpr int tile_entries = tile * tile_ld;
 // The most row tiles below the diagonal block that a thread block solves at a time.
 constexpr int max_chunk_tiles = 4;
 
+// Counters in global memory, zero at launch, for a launch of more than one block.
+struct BlockCounters {
+  unsigned loaded;    // blocks that hold their copy of the diagonal block
+  unsigned wrote;     // blocks that wrote their share of it back
+  unsigned finished;  // blocks done
+};
+
 // Shared memory for a diagonal block of tiles x tiles tiles (the lower ones kept), a chunk of
 // chunk_tiles row tiles below it, two tile columns (factor_full_diagonal_tile's), the
-// reciprocals of the diagonal and the count of a tile's factored columns.
+// reciprocals of the diagonal, the count of a tile's factored columns and a flag.
 std::size_t shared_bytes_for(int tiles, int chunk_tiles, int entry_bytes) {
   const std::size_t stored =
       std::size_t(tiles) * (tiles + 1) / 2 + std::size_t(chunk_tiles) * tiles;
-  return (stored * tile_entries + 2 * tile + std::size_t(tiles) * tile) * entry_bytes + sizeof(int);
+  return (stored * tile_entries + 2 * tile + std::size_t(tiles) * tile) * entry_bytes +
+         2 * sizeof(int);
 }
 
 // The diagonal block's lower tiles row-tile by row-tile, then the chunk's: tile (I, J),
@@ -336,7 +345,7 @@ __device__ T* row_in_tile_column(const Tiles<T>& s, int r, int w, int K) {
 template <class T>
 __global__ void __launch_bounds__(panel_threads)
     factor_panel(T* a, int w, int rows_below, int chunk_tiles, std::int64_t lda, bool lower,
-                 int offset, int* info, T* failed_diagonal, unsigned* arrivals) {
+                 int offset, int* info, T* failed_diagonal, BlockCounters* counters) {
   using Real = ops::real_of_t<T>;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   const int tiles = (w + tile - 1) / tile;
@@ -344,6 +353,7 @@ __global__ void __launch_bounds__(panel_threads)
   T* columns = s.end();
   auto* reciprocal = reinterpret_cast<Real*>(columns + 2 * tile);
   int& factored_in_tile = *reinterpret_cast<int*>(reciprocal + tiles * tile);
+  int& block_flag = (&factored_in_tile)[1];
   const PanelRef<T> panel{a, lda, lower};
   const int tid = threadIdx.x;
   const int chunk_rows = s.chunk_rows(), chunks = (rows_below + chunk_rows - 1) / chunk_rows;
@@ -360,6 +370,7 @@ __global__ void __launch_bounds__(panel_threads)
     // The block's first chunk is solved column by column as the diagonal block is factored.
     const int rows = blockIdx.x < chunks ? rows_of_chunk(blockIdx.x) : 0;
     if (rows > 0) load_chunk(s, panel, w + blockIdx.x * chunk_rows, rows, w);
+    if (gridDim.x > 1) signals::signal(&counters->loaded);
     const int row_tiles = (rows + tile - 1) / tile;
     first_unfactored = w;
     for (int K = 0; K < tiles; ++K) {
@@ -403,43 +414,57 @@ __global__ void __launch_bounds__(panel_threads)
       store_chunk(s, panel, w + chunk * chunk_rows, chunk_rows_here, w);
     }
   }
-  // Block 0 writes the diagonal block back, its unfactored part the identity (the whole block
-  // after an earlier failure), and the failing entry.
-  if (blockIdx.x == 0) {
-    __syncthreads();
-    for (int I = 0; I < tiles; ++I)
-      for (int J = 0; J <= I; ++J) {
-        const T* t = s.at(I, J);
-        for (int e = tid; e < tile * tile; e += panel_threads) {
-          int r, c;
-          panel.place(e, r, c);
-          const int i = I * tile + r, j = J * tile + c;
-          if (i >= w || j >= w || i < j) continue;
-          const T v = j >= first_unfactored ? ops::make_scalar<T>(i == j ? Real(1) : Real(0))
-                                            : t[r + c * tile_ld];
-          panel.store(i, j, v);
-        }
+  // The diagonal block goes back to the panel, its unfactored part the identity (the whole block
+  // after an earlier failure), once every block holds its copy: a block the device had no room
+  // for until others had finished would otherwise load the factor. No block waits for another
+  // (two such kernels on two streams could then each hold SMs the other needs): each block
+  // writes its share of the tiles if every block has loaded by its end, and the last block to
+  // finish writes the whole block if any share was skipped.
+  const auto write_diagonal = [&](int first_tile, int step) {
+    for (int t = first_tile; t < tiles * (tiles + 1) / 2; t += step) {
+      int I = 0;
+      while ((I + 1) * (I + 2) / 2 <= t) ++I;
+      const int J = t - I * (I + 1) / 2;
+      const T* stored = s.at(I, J);
+      for (int e = tid; e < tile * tile; e += panel_threads) {
+        int r, c;
+        panel.place(e, r, c);
+        const int i = I * tile + r, j = J * tile + c;
+        if (i >= w || j >= w || i < j) continue;
+        const T v = j >= first_unfactored ? ops::make_scalar<T>(i == j ? Real(1) : Real(0))
+                                          : stored[r + c * tile_ld];
+        panel.store(i, j, v);
       }
-    if (!earlier_failure && first_unfactored < w && tid == 0) {
-      const int k = first_unfactored;
-      const T v = s.at(k / tile, k / tile)[k % tile + (k % tile) * tile_ld];
-      *failed_diagonal = lower ? v : ops::conjugate(v);
     }
-  }
-  // info, by the last block to finish: every block found the same first_unfactored.
-  if (tid == 0 && !earlier_failure && first_unfactored < w) {
-    bool last = true;
-    if (gridDim.x > 1) {
+  };
+  const bool failure = !earlier_failure && first_unfactored < w;
+  if (gridDim.x == 1) {
+    __syncthreads();
+    write_diagonal(0, 1);
+    if (failure && tid == 0) *info = offset + first_unfactored + 1;
+  } else {
+    __syncthreads();  // block_flag's last reader is done
+    if (tid == 0)
+      block_flag = earlier_failure || signals::load_acquire(&counters->loaded) == gridDim.x;
+    __syncthreads();
+    const bool share = block_flag;
+    if (share) write_diagonal(blockIdx.x, gridDim.x);
+    __syncthreads();  // the share is written, block_flag read
+    if (tid == 0) {
       __threadfence();
-      last = atomicAdd(arrivals, 1u) == gridDim.x - 1;
+      if (share) atomicAdd(&counters->wrote, 1u);
+      // The last block also writes info, once every block has read it.
+      const bool last = atomicAdd(&counters->finished, 1u) == gridDim.x - 1;
+      if (last && failure) *info = offset + first_unfactored + 1;
+      block_flag = last && signals::load_acquire(&counters->wrote) < gridDim.x;
     }
-    if (last) {
-      *info = offset + first_unfactored + 1;
-      if (gridDim.x > 1) *arrivals = 0;
-    }
-  } else if (tid == 0 && gridDim.x > 1) {
-    __threadfence();
-    if (atomicAdd(arrivals, 1u) == gridDim.x - 1) *arrivals = 0;
+    __syncthreads();
+    if (block_flag) write_diagonal(0, 1);
+  }
+  if (blockIdx.x == 0 && failure && tid == 0) {
+    const int k = first_unfactored;
+    const T v = s.at(k / tile, k / tile)[k % tile + (k % tile) * tile_ld];
+    *failed_diagonal = lower ? v : ops::conjugate(v);
   }
 }
 
@@ -495,16 +520,17 @@ void potrf_panel(int device, cudaStream_t stream, T* panel, int* info, T* failed
       if (chunks <= per_sm * sms) break;
     }
   }
-  unsigned* arrivals = nullptr;
+  BlockCounters* counters = nullptr;
   if (blocks > 1) {
-    arrivals = static_cast<unsigned*>(acquire_workspace(device, stream, sizeof(unsigned)));
-    BASALT_CUDA_CHECK(cudaMemsetAsync(arrivals, 0, sizeof(unsigned), stream));
+    counters =
+        static_cast<BlockCounters*>(acquire_workspace(device, stream, sizeof(BlockCounters)));
+    BASALT_CUDA_CHECK(cudaMemsetAsync(counters, 0, sizeof(BlockCounters), stream));
   }
   kernel<<<blocks, panel_threads, shared_bytes_for(tiles, chunk_tiles, sizeof(T)), stream>>>(
       panel, p.w, p.rows_below, chunk_tiles, p.lda, p.lower, p.offset, info, failed_diagonal,
-      arrivals);
+      counters);
   BASALT_CUDA_CHECK_LAUNCH();
-  if (arrivals) release_workspace(arrivals, stream);
+  if (counters) release_workspace(counters, stream);
 }
 
 #define BASALT_INSTANTIATE(T) \

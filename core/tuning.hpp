@@ -15,6 +15,10 @@ struct Lu {
   int block;            // nb: columns of the outer blocked loop
   int recursion_width;  // the recursive panel stops halving at this width
   int team_panel_rows;  // getf2 runs as one team up to this height, a kernel per step above
+  // Each block's interchanges reach the columns left of it at the end, a block column at a time,
+  // instead of right after its panel: a column then takes all its later swaps while it is in
+  // cache, rather than being fetched again for each block.
+  bool defer_left_interchanges;
 };
 
 // Outer blocks wide enough for gemm to run near its peak (seed 000, section 6.2: nb >= 256 in
@@ -28,6 +32,8 @@ struct Lu {
 //   against 7.74 / 17.5 / 43.5 ms), 256 beat 128 and 512 at 10240 (59.6 against 62.6 and
 //   61.2 ms), and 512 won above (16384: 131.2 against 138.0 ms; complex double 12288: 154.4
 //   against 175.0 ms at 256).
+// On a CPU the interchanges left of each block wait for the end (2 cores, d, getrf 3000: laswp
+// 29 -> 18 ms of about 280); a GPU applies them on its stream while the next panel is factored.
 // Leaf rows stay within 1 KB (complex double: 64 columns), and leaves at 64 columns above 16384
 // rows, where the fused kernel's height (on the H100 about 220 rows of 1 KB per block) would
 // otherwise send the first panels to the kernels per column.
@@ -35,10 +41,22 @@ template <class ExecSpace, class T>
 Lu lu(int n) {
   if constexpr (is_gpu_v<ExecSpace>) {
     const int leaf = n <= 16384 ? std::min<int>(128, 1024 / sizeof(T)) : 64;
-    return {n <= 8192 ? 128 : n <= 10240 ? 256 : 512, leaf, 0};
+    return {n <= 8192 ? 128 : n <= 10240 ? 256 : 512, leaf, 0, false};
   } else {
-    return {128, 16, std::numeric_limits<int>::max()};
+    return {128, 16, std::numeric_limits<int>::max(), true};
   }
+}
+
+// Columns one thread of the portable laswp interchanges together. A CPU thread that takes
+// several columns at once has that many independent cache misses in flight for each random pivot
+// row (2 cores, d, getrf-like blocks of 128 interchanges on a cold 3000 x 3000 matrix: 51 ms one
+// column at a time, 28-34 ms for 4 to 64); a GPU wants a thread per column.
+template <class ExecSpace>
+int laswp_columns_per_thread() {
+  if constexpr (is_gpu_v<ExecSpace>)
+    return 1;
+  else
+    return 16;
 }
 
 struct Cholesky {

@@ -153,19 +153,21 @@ TEMPLATE_TEST_CASE("getrf factors PA = LU as LAPACK does", "[getrf]", float, dou
 }
 
 // Look-ahead over many blocks (64 columns, leaves of 16): each next panel is factored on the
-// side instance (on CUDA, its own stream) while exec updates the rest of the trailing matrix.
+// side instance (on CUDA, its own stream) while exec updates the rest of the trailing matrix;
+// the interchanges left of each block applied at once or at the end.
 TEMPLATE_TEST_CASE("getrf with look-ahead over many blocks", "[getrf]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
   for (const auto [m, n] : std::vector<std::pair<int, int>>{{520, 520}, {600, 390}, {390, 600}})
-    for (Kind kind : {Kind::random, Kind::ill_conditioned}) {
-      CAPTURE(m, n, static_cast<int>(kind));
-      const auto a = make_matrix<T>(m, n, kind);
-      const auto f = factor(a, tuning::Lu{64, 16});
-      CHECK(f.info == 0);
-      CHECK(lu_backward_error<T>(widen(a), f.lu, f.ipiv) < 30);
-      check_lapack_pivots(a, f);
-    }
+    for (Kind kind : {Kind::random, Kind::ill_conditioned})
+      for (bool defer : {false, true}) {
+        CAPTURE(m, n, static_cast<int>(kind), defer);
+        const auto a = make_matrix<T>(m, n, kind);
+        const auto f = factor(a, tuning::Lu{64, 16, 0, defer});
+        CHECK(f.info == 0);
+        CHECK(lu_backward_error<T>(widen(a), f.lu, f.ipiv) < 30);
+        check_lapack_pivots(a, f);
+      }
 }
 
 TEMPLATE_TEST_CASE("getrf reports LAPACK's info on singular matrices", "[getrf]", float,

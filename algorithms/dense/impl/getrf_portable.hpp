@@ -95,12 +95,36 @@ void factor_panel(const ExecSpace& exec, const PView& P, const PivView& ipiv, in
   shift_pivots(exec, ipiv_right, n1);
 }
 
+// The interchanges of every block applied to the columns left of it, at the end (tuning::Lu's
+// defer_left_interchanges): each block column takes the pivots after its own, in order, a thread
+// on a few of its columns at a time (the first blocks have the most swaps, so dynamically).
+template <class ExecSpace, class AView, class PivView>
+void apply_left_interchanges(const ExecSpace& exec, const AView& A, const PivView& ipiv, int block,
+                             int mn) {
+  const int blocks = (mn - 1) / block;  // the last block has no pivots after it
+  if (blocks <= 0) return;
+  ProfilingRegion region("basalt::laswp");
+  const int width = tuning::laswp_columns_per_thread<ExecSpace>();
+  const int chunks_per_block = (block + width - 1) / width;
+  const int chunks = blocks * chunks_per_block;
+  Kokkos::parallel_for(
+      "basalt::lu::left_interchanges",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>(exec, 0, chunks),
+      KOKKOS_LAMBDA(const int chunk) {
+        const int block_first = chunk / chunks_per_block * block;
+        const int first = block_first + chunk % chunks_per_block * width;
+        const int block_end = block_first + block;
+        portable::interchange_rows(A, ipiv, block_end + 1, mn, Direction::forward, first,
+                                   first + width < block_end ? first + width : block_end);
+      });
+}
+
 // Blocked right-looking LU of A (m x n, LayoutLeft) with look-ahead: once block j's panel is
 // factored, the next block column is brought up to date first and its panel factored on a side
-// instance while exec applies block j's interchanges to the left and updates the rest of the
-// trailing matrix (trsm and gemm), so that the panel's latency hides behind the large gemm
-// (seed 000's hybrid look-ahead, with the panel on the GPU too). Where the side is exec itself,
-// the same work runs one piece after another.
+// instance while exec applies block j's interchanges to the left (or leaves them to the end)
+// and updates the rest of the trailing matrix (trsm and gemm), so that the panel's latency hides
+// behind the large gemm (seed 000's hybrid look-ahead, with the panel on the GPU too). Where the
+// side is exec itself, the same work runs one piece after another.
 template <class ExecSpace, class AView, class PivView, class State>
 void getrf(const ExecSpace& exec, const AView& A, const PivView& ipiv, const State& state,
            tuning::Lu tune) {
@@ -134,12 +158,14 @@ void getrf(const ExecSpace& exec, const AView& A, const PivView& ipiv, const Sta
     };
     update(next, next_end);
     if (next < mn) panel(side.fork(), next);
-    apply_laswp(exec, Kokkos::subview(A, rows, std::make_pair(0, j)), ipiv_block, 1, jb,
-                Direction::forward);
+    if (!tune.defer_left_interchanges)
+      apply_laswp(exec, Kokkos::subview(A, rows, std::make_pair(0, j)), ipiv_block, 1, jb,
+                  Direction::forward);
     update(next_end, n);
     shift_pivots(exec, ipiv_block, j);
     side.join();
   }
+  if (tune.defer_left_interchanges) apply_left_interchanges(exec, A, ipiv, tune.block, mn);
 }
 
 }  // namespace impl

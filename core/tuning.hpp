@@ -91,16 +91,21 @@ int trsm_leaf_width() {
     return std::numeric_limits<int>::max();
 }
 
-// The widest diagonal block a herk computes as one herk; wider ones split into gemms. On the
-// H100 cuBLAS' herk on potrf's trailing matrix ran at about 36 Tflop/s in double; the portable
-// leaf computes the whole block by gemm into a workspace, so it stays narrow.
+// The widest diagonal block herk hands to a backend's herk; wider ones split into gemms. On the
+// H100 cuBLAS' herk on potrf's trailing matrix ran at about 36 Tflop/s in double, its gemm far
+// above; a host BLAS's herk blocks well by itself (2 cores, potrf's updates at n = 2000: 39 ms as
+// one dsyrk per block, 52 ms split into gemms).
 template <class ExecSpace>
 int herk_leaf_width() {
   if constexpr (is_gpu_v<ExecSpace>)
     return 1024;
   else
-    return 128;
+    return std::numeric_limits<int>::max();
 }
+
+// The portable herk's leaf, which computes its whole block by gemm into a workspace (twice the
+// flops of its triangle), so it stays narrow.
+inline constexpr int portable_herk_leaf_width = 128;
 
 struct Qr {
   int block;              // nb: reflectors per block of the outer loop (and of ormqr / orgqr)

@@ -1,12 +1,14 @@
-// The drivers' gemm and trsm (algorithms/dense/impl/blas.hpp): on CUDA, cuBLAS on the caller's
-// stream compared with Kokkos Kernels, and Basalt's small unit lower solve with cuBLAS, on the same
-// input; on every backend, against a plain loop.
+// The drivers' gemm, trsm and herk (algorithms/dense/impl/blas.hpp): on CUDA, cuBLAS on the
+// caller's stream compared with Kokkos Kernels, and Basalt's small unit lower solve with cuBLAS,
+// on the same input; a backend's herk (cuBLAS, the host BLAS) against the portable one; on every
+// backend, against a plain loop.
 #include "basalt/algorithms/dense/impl/blas.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include "basalt/core/views.hpp"
 #include "support.hpp"
@@ -45,13 +47,13 @@ double max_difference(const HostMatrix<T>& a, const HostMatrix<T>& b) {
   return worst;
 }
 
-// A sub-view with a column stride larger than its row count, as the drivers pass.
-template <class T>
+// A sub-view with a column stride larger than its row count, as the drivers pass, in Memory.
+template <class T, class Memory = Exec::memory_space>
 auto padded_device_copy(const HostMatrix<T>& host) {
-  Kokkos::View<T**, Kokkos::LayoutLeft, Exec::memory_space> storage("storage", host.extent(0) + 5,
-                                                                    host.extent(1));
+  Kokkos::View<T**, Kokkos::LayoutLeft, Memory> storage("storage", host.extent(0) + 5,
+                                                        host.extent(1));
   auto inner = Kokkos::subview(storage, std::make_pair(size_t(2), 2 + host.extent(0)), Kokkos::ALL);
-  Kokkos::deep_copy(inner, test::device_copy(host));
+  Kokkos::deep_copy(inner, Kokkos::create_mirror_view_and_copy(Memory(), host));
   return inner;
 }
 
@@ -191,15 +193,19 @@ HostMatrix<T> herk_by_loop(bool lower, Op op, real_t<T> alpha, const HostMatrix<
   return expected;
 }
 
-// Sizes on both sides of herk's leaf (tuning::herk_leaf_width) and its halvings.
+// Sizes on both sides of the leaf herk halves C down to (a backend's, tuning::herk_leaf_width,
+// or the portable one) and its halvings; where the backend's herk takes any width, a few sizes.
 TEMPLATE_TEST_CASE("herk updates one triangle of C by alpha op(A) op(A)^H + beta C", "[blas]",
                    float, double, Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
   using Real = real_t<T>;
   const double eps = std::numeric_limits<Real>::epsilon();
   const int k = 19;
-  const int leaf = tuning::herk_leaf_width<Exec>();
-  for (const int n : {1, 37, leaf, leaf + 1, 2 * leaf + 3})
+  const int leaf = has_specialization_v<routine::herk, Exec> ? tuning::herk_leaf_width<Exec>()
+                                                             : tuning::portable_herk_leaf_width;
+  const std::vector<int> sizes = leaf <= 4096 ? std::vector<int>{1, 37, leaf, leaf + 1, 2 * leaf + 3}
+                                              : std::vector<int>{1, 37, 128, 300};
+  for (const int n : sizes)
     for (bool lower : {true, false})
       for (Op op : {Op::none, Op::conj_transpose}) {
         CAPTURE(n, lower, static_cast<int>(op));
@@ -214,11 +220,12 @@ TEMPLATE_TEST_CASE("herk updates one triangle of C by alpha op(A) op(A)^H + beta
       }
 }
 
-#if defined(BASALT_ENABLE_CUDA)
-TEMPLATE_TEST_CASE("cuBLAS herk equals the portable herk", "[blas][cuda]", float, double,
-                   Kokkos::complex<float>, Kokkos::complex<double>) {
-  using T = TestType;
+// A backend's herk (Specialization<routine::herk, Space>) against the portable one on the same
+// input, in the backend's memory.
+template <class T, class Space>
+void check_backend_herk(const Space& exec) {
   using Real = real_t<T>;
+  using Memory = typename Space::memory_space;
   const double eps = std::numeric_limits<Real>::epsilon();
   const int n = 300, k = 70;
   for (bool lower : {true, false})
@@ -226,15 +233,27 @@ TEMPLATE_TEST_CASE("cuBLAS herk equals the portable herk", "[blas][cuda]", float
       CAPTURE(lower, static_cast<int>(op));
       const auto a = op == Op::none ? random_matrix<T>(n, k) : random_matrix<T>(k, n);
       const auto c = random_matrix<T>(n, n);
-      const Kokkos::Cuda exec;
-      auto fast = padded_device_copy(c), reference = padded_device_copy(c);
-      const auto A = padded_device_copy(a);
-      Specialization<routine::herk, Kokkos::Cuda>::apply(exec, lower, op, Real(-1), A, Real(1),
-                                                         fast);
-      impl::detail::portable_herk(exec, lower, op, Real(-1), A, Real(1), reference, 128);
+      auto fast = padded_device_copy<T, Memory>(c), reference = padded_device_copy<T, Memory>(c);
+      const auto A = padded_device_copy<T, Memory>(a);
+      Specialization<routine::herk, Space>::apply(exec, lower, op, Real(-1), A, Real(1), fast);
+      impl::detail::portable_herk(exec, lower, op, Real(-1), A, Real(1), reference,
+                                  tuning::portable_herk_leaf_width);
       exec.fence();
       CHECK(max_difference(to_host(fast), to_host(reference)) < 10 * k * eps);
     }
+}
+
+#if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+TEMPLATE_TEST_CASE("The host BLAS herk equals the portable herk", "[blas]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  check_backend_herk<TestType>(Kokkos::DefaultHostExecutionSpace());
+}
+#endif
+
+#if defined(BASALT_ENABLE_CUDA)
+TEMPLATE_TEST_CASE("cuBLAS herk equals the portable herk", "[blas][cuda]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  check_backend_herk<TestType>(Kokkos::Cuda());
 }
 
 // Basalt's kernel for unit lower triangles up to 128 rows against cuBLAS' trsm (which it

@@ -14,6 +14,7 @@
 #include "basalt/core/profiling.hpp"
 #include "basalt/core/tuning.hpp"
 #include "basalt/core/views.hpp"
+#include "basalt/backends/host/blas.hpp"
 #if defined(BASALT_ENABLE_CUDA)
 #include "basalt/backends/cuda/dense/blas.hpp"
 #endif
@@ -167,9 +168,10 @@ void portable_herk(const ExecSpace& exec, bool lower, Op op, Real alpha, const A
 
 // C = alpha op(A) op(A)^H + beta C on one triangle of the n x n C (LAPACK's xHERK, xSYRK for real
 // scalars): op is Op::none (A n x k) or Op::conj_transpose (A k x n), alpha and beta are real,
-// the other triangle is not touched and the diagonal comes out real. C is halved recursively,
-// the blocks off the diagonal as gemms, down to diagonal blocks of tuning::herk_leaf_width
-// columns: a backend's herk there (cuBLAS' on a wide C runs below its gemm), else a full gemm
+// the other triangle is not touched and the diagonal comes out real. A backend's herk (cuBLAS,
+// the host BLAS) takes diagonal blocks of up to tuning::herk_leaf_width columns, C halved
+// recursively down to them with the blocks off the diagonal as gemms (cuBLAS' herk on a wide C
+// runs below its gemm); without one, the same halving down to the portable leaf, a full gemm
 // into a workspace of which one triangle is kept (Kokkos Kernels 3.4 has no herk).
 template <class ExecSpace, class AView, class CView, class Real>
 void herk(const ExecSpace& exec, bool lower, Op op, Real alpha, const AView& A, Real beta,
@@ -177,15 +179,16 @@ void herk(const ExecSpace& exec, bool lower, Op op, Real alpha, const AView& A, 
   const auto k = op == Op::none ? A.extent(1) : A.extent(0);
   if (C.extent(0) == 0 || ((alpha == Real(0) || k == 0) && beta == Real(1))) return;
   ProfilingRegion region("basalt::herk");
-  const int leaf = std::min<int>(tuning::herk_leaf_width<ExecSpace>(), C.extent(0));
   using Spec = Specialization<routine::herk, ExecSpace>;
   if constexpr (Spec::available) {
+    const int leaf = std::min<int>(tuning::herk_leaf_width<ExecSpace>(), C.extent(0));
     detail::split_herk(exec, lower, op, alpha, A, beta, C, leaf,
                        [&](const auto& A_rows, const auto& C_block) {
                          Spec::apply(exec, lower, op, alpha, A_rows, beta, C_block);
                        });
   } else {
-    detail::portable_herk(exec, lower, op, alpha, A, beta, C, leaf);
+    detail::portable_herk(exec, lower, op, alpha, A, beta, C,
+                          std::min<int>(tuning::portable_herk_leaf_width, C.extent(0)));
   }
 }
 

@@ -537,10 +537,12 @@ TEMPLATE_TEST_CASE("QR routines reject bad arguments", "[geqrf]", double, Kokkos
 #if defined(BASALT_ENABLE_CUDA)
 namespace {
 
-enum class PanelKind { random, zero_column, graded, huge, tiny, ill_conditioned };
+enum class PanelKind { random, zero_column, graded, huge, tiny, ill_conditioned, triangular };
 
 // A p x w panel; huge and tiny ones are random times scale (a power of two whose squares
-// overflow or underflow), ill-conditioned ones have columns within 1e-2 of the first.
+// overflow or underflow), ill-conditioned ones have columns within 1e-2 of the first, triangular
+// ones are zero below the diagonal (LAPACK's reflectors are then the identity for real scalars:
+// the Cholesky QR path must leave such a panel to Householder QR).
 template <class T>
 HostMatrix<T> panel_matrix(int p, int w, PanelKind kind, double scale) {
   switch (kind) {
@@ -555,6 +557,7 @@ HostMatrix<T> panel_matrix(int p, int w, PanelKind kind, double scale) {
   for (int j = 0; j < w; ++j)
     for (int i = 0; i < p; ++i) {
       if (kind == PanelKind::ill_conditioned && j > 0) a(i, j) = a(i, 0) + T(1e-2) * a(i, j);
+      if (kind == PanelKind::triangular && i > j) a(i, j) = T(0);
       a(i, j) *= T(scale);
     }
   return a;
@@ -618,6 +621,8 @@ void compare_cuda_geqr2(const std::vector<Shape>& panels, const std::vector<Pane
                      unscaled, p, eps<T>()) < 30);
       CHECK(orthogonality(q) < 30);
       if (kind == PanelKind::zero_column) CHECK(tau(std::min(3, w - 1)) == T(0));
+      if (kind == PanelKind::triangular && std::is_same_v<T, real_t<T>>)
+        for (int j = 0; j < w; ++j) CHECK(tau(j) == T(0));
 
       // Beside the portable geqr2: R relative to its largest entry, V (entries at most one) and
       // tau (between 1 and 2, or 0) absolutely. The ill-conditioned panels' V and R move by the
@@ -635,9 +640,9 @@ void compare_cuda_geqr2(const std::vector<Shape>& panels, const std::vector<Pane
     }
 }
 
-const std::vector<PanelKind> every_panel_kind = {PanelKind::random, PanelKind::zero_column,
-                                                 PanelKind::graded, PanelKind::huge,
-                                                 PanelKind::tiny,   PanelKind::ill_conditioned};
+const std::vector<PanelKind> every_panel_kind = {
+    PanelKind::random, PanelKind::zero_column,     PanelKind::graded,    PanelKind::huge,
+    PanelKind::tiny,   PanelKind::ill_conditioned, PanelKind::triangular};
 
 }  // namespace
 

@@ -1,5 +1,7 @@
-// CUDA QR panel: one cooperative kernel, the panel in shared memory, one grid barrier per
-// column (the LU panel's design, getf2.cu).
+// CUDA QR panel: one cooperative kernel, the panel in shared memory. It first tries Cholesky QR
+// twice with Householder reconstruction (two grid barriers for the whole panel); where the panel
+// is too ill-conditioned for that, Householder QR with one grid barrier per column (the LU
+// panel's design, getf2.cu).
 #include <cooperative_groups.h>
 #include <cuComplex.h>
 
@@ -7,6 +9,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "basalt/backends/cuda/batched/warp_batch.cuh"
 #include "basalt/backends/cuda/dense/geqr2_launch.hpp"
 #include "basalt/backends/cuda/dense/panel_grid.hpp"
 #include "basalt/backends/cuda/error.hpp"
@@ -165,13 +168,321 @@ struct Published {
   int* exponents;  // [2][blocks]
 };
 
+// Cholesky QR of the panel (Ballard, Demmel, Grigori et al., 2015; qr_tall_skinny.hpp takes the
+// same steps over Kokkos for a whole tall-skinny matrix), with Householder reconstruction:
+// - A^H A = L1 L1^H, W = A L1^-H: the blocks publish their rows' Gram matrices, grid barrier;
+// - W^H W = L2 L2^H, Q = W L2^-H: again, grid barrier;
+// - Q1 - S = L U for Q's top w rows, without pivoting, S = diag(+-1) against each pivot's real
+//   part;
+// - V = L on top, Q U^-1 below; R = S L2^H L1^H; tau = -diag(U) S.
+// Every block sums the Gram matrices in the same order and factors the small matrices itself,
+// so all agree on them bit for bit without another barrier: two grid barriers per panel, where
+// Householder QR takes one per column. A panel too ill-conditioned for this path (kappa beyond
+// about u^-1/2, a zero column, NaN, Inf, squares that overflow or underflow), or with a column
+// already zero below the diagonal (where LAPACK's reflector is the identity, tau = 0, and this
+// one would not be), is left to Householder QR.
+//
+// The small factorizations keep a row per lane in registers, their loops unrolled over a width W
+// known at compile time (16 or 32). Such code runs once a launch and waits on instruction
+// fetches, so each routine has one call site: the three triangular solves over the rows (by L1,
+// L2 and U) are one loop.
+constexpr int cholesky_qr_widest = 32;
+// The small matrices' column stride: odd, so that lanes on rows and lanes on columns both hit
+// distinct banks.
+constexpr int small_ld = cholesky_qr_widest + 1;
+constexpr int gram_entries = cholesky_qr_widest * cholesky_qr_widest;
+// W is close enough to orthonormal for the second Cholesky QR when ||W^H W - I||_F <= 1/2, so
+// that kappa(W) <= sqrt(3); then Q is orthonormal to working precision, and U well-conditioned.
+constexpr double orthonormal_distance_limit = 0.5;
+
+// What the blocks publish for one another.
+template <class T>
+struct CholeskyQrExchange {
+  T* grams;    // [2][blocks][gram_entries]: each block's A^H A, then W^H W (lower triangles)
+  int* below;  // [blocks]: bit c set where the block has a nonzero below the diagonal in column c
+};
+
+// A block's own small matrices in shared memory, w x w each with column stride small_ld.
+template <class T, class Real>
+struct SmallMatrices {
+  T* factors;      // [3]: L1, L2 and U^H (lower triangles), the solves' right-hand factors
+  T* reciprocals;  // [3][widest]: the reciprocals of their diagonals
+  T* top;          // A's top w rows, then W's, then Q's, then L and U
+  T* scratch;      // the thread groups' sums of a Gram matrix
+  Real* signs;     // S
+  int* below;
+
+  __host__ __device__ static constexpr std::size_t bytes() {
+    return (4 * std::size_t(cholesky_qr_widest) * small_ld + 3 * cholesky_qr_widest +
+            4 * panel_threads) *
+               sizeof(T) +
+           cholesky_qr_widest * sizeof(Real) + sizeof(int);
+  }
+  __device__ explicit SmallMatrices(T* base)
+      : factors(base),
+        reciprocals(factors + 3 * cholesky_qr_widest * small_ld),
+        top(reciprocals + 3 * cholesky_qr_widest),
+        scratch(top + cholesky_qr_widest * small_ld),
+        signs(reinterpret_cast<Real*>(scratch + 4 * panel_threads)),
+        below(reinterpret_cast<int*>(signs + cholesky_qr_widest)) {}
+  __device__ T* factor(int k) const { return factors + k * cholesky_qr_widest * small_ld; }
+};
+
+// The lower triangle of X^H X over the block's rows of X (rows x w, w <= W, column stride ld,
+// odd) into `gram`: each thread a 2 x 2 block of entries over a share of the rows (with W = 16,
+// four groups of threads take every fourth row), so that one load serves two products; the
+// groups' sums are added through `scratch`.
+template <int W, class T>
+__device__ void publish_gram(const T* x, int ld, int rows, int w, T* scratch, T* gram) {
+  constexpr int pairs = W / 2, groups = panel_threads / (pairs * pairs);
+  const int b = threadIdx.x % (pairs * pairs), group = threadIdx.x / (pairs * pairs);
+  const int i0 = 2 * (b % pairs), j0 = 2 * (b / pairs);
+  // Columns beyond w read column w - 1: their sums are never published.
+  const T* xi0 = x + min(i0, w - 1) * ld;
+  const T* xi1 = x + min(i0 + 1, w - 1) * ld;
+  const T* xj0 = x + min(j0, w - 1) * ld;
+  const T* xj1 = x + min(j0 + 1, w - 1) * ld;
+  T s00 = ops::make_scalar<T>(0), s01 = s00, s10 = s00, s11 = s00;
+#pragma unroll 4
+  for (int r = group; r < rows; r += groups) {
+    const T a0 = ops::conjugate(xi0[r]), a1 = ops::conjugate(xi1[r]), c0 = xj0[r], c1 = xj1[r];
+    s00 = ops::add(s00, ops::multiply(a0, c0));
+    s01 = ops::add(s01, ops::multiply(a0, c1));
+    s10 = ops::add(s10, ops::multiply(a1, c0));
+    s11 = ops::add(s11, ops::multiply(a1, c1));
+  }
+  T* mine = scratch + 4 * threadIdx.x;
+  mine[0] = s00;
+  mine[1] = s01;
+  mine[2] = s10;
+  mine[3] = s11;
+  __syncthreads();
+  for (int e = threadIdx.x; e < w * w; e += blockDim.x) {
+    const int i = e % w, j = e / w;
+    if (i < j) continue;
+    const int entry = 4 * (i / 2 + j / 2 * pairs) + 2 * (i % 2) + j % 2;
+    T sum = scratch[entry];
+    for (int g = 1; g < groups; ++g) sum = ops::add(sum, scratch[g * 4 * pairs * pairs + entry]);
+    gram[i + j * cholesky_qr_widest] = sum;
+  }
+}
+
+// g = the sum of the blocks' Gram matrices (lower triangles), added in block order so that
+// every block gets the same bits. Adds this thread's share of ||G - I||_F^2 to distance, and
+// clears `trusted` where a diagonal entry it summed is not a sum of squares that neither
+// overflowed nor lost what it adds to underflow.
+template <class T, class Real>
+__device__ void sum_grams(const T* grams, int blocks, int w, T* g, Real& distance, bool& trusted) {
+  for (int e = threadIdx.x; e < w * w; e += blockDim.x) {
+    const int i = e % w, j = e / w;
+    if (i < j) continue;
+    T sum = ops::make_scalar<T>(0);
+    for (int b = 0; b < blocks; ++b)
+      sum = ops::add(sum, ops::load_coherent(
+                              &grams[std::size_t(b) * gram_entries + i + j * cholesky_qr_widest]));
+    g[i + j * small_ld] = sum;
+    const Real d = ops::magnitude(ops::add(sum, ops::make_scalar<T>(i == j ? -1 : 0)));
+    distance += (i == j ? 1 : 2) * d * d;
+    if (i == j) {
+      const Real square = ops::real_part(sum);
+      trusted = trusted && square >= ops::smallest_trusted_square<Real>() && isfinite(square);
+    }
+  }
+}
+
+// G = L L^H in place (g's lower triangle, w <= W) by one warp, lane i on row i in registers,
+// padded with the identity beyond w (with W = 16 both half-warps do the same); reciprocal(j) =
+// 1 / L(j, j). Returns on every lane whether every pivot was a positive normal number.
+template <int W, class T>
+__device__ bool cholesky(T* g, int w, T* reciprocal) {
+  using Real = ops::real_of_t<T>;
+  const int lane = threadIdx.x % 32, i = lane % W;
+  T row[W];
+#pragma unroll
+  for (int c = 0; c < W; ++c)
+    row[c] = i < w && c < w && c <= i ? g[i + c * small_ld] : ops::make_scalar<T>(i == c ? 1 : 0);
+  bool positive = true;
+#pragma unroll
+  for (int j = 0; j < W; ++j) {
+    const Real d = ops::real_part(warp::shuffle<W>(row[j], j));
+    positive = positive && ops::is_positive_normal(d);
+    const Real inverse = ops::rsqrt_of_normal(d);
+    // Lanes i < j scale an entry above the diagonal, never used.
+    row[j] = i == j ? ops::make_scalar<T>(ops::root_from_reciprocal(d, inverse))
+                    : ops::times_real(row[j], inverse);
+    if (lane == j) reciprocal[j] = ops::make_scalar<T>(inverse);
+#pragma unroll
+    for (int c = j + 1; c < W; ++c) {
+      const T l_c = warp::shuffle<W>(row[j], c);
+      if (i >= c) row[c] = ops::minus_product(row[c], row[j], ops::conjugate(l_c));
+    }
+  }
+  __syncwarp();  // every lane has read g
+  if (lane < w)
+#pragma unroll
+    for (int c = 0; c < W; ++c)
+      if (c <= i) g[i + c * small_ld] = row[c];
+  return positive;
+}
+
+// B - S = L U in place without pivoting (B w x w, w <= W, in b): before step j, S(j) = +1 where
+// the pivot's real part is negative, else -1, so that |pivot| >= 1 (qr_tall_skinny.hpp's
+// modified_lu). One warp, lane i on row i in registers, padded with zeros beyond w (pivots 1
+// there). U^H also goes to u_adjoint's lower triangle, the reciprocals of U's diagonal to
+// reciprocal.
+template <int W, class T>
+__device__ void factor_shifted_lu(T* b, int w, ops::real_of_t<T>* signs, T* u_adjoint,
+                                  T* reciprocal) {
+  using Real = ops::real_of_t<T>;
+  const int lane = threadIdx.x % 32, i = lane % W;
+  T row[W];
+#pragma unroll
+  for (int c = 0; c < W; ++c)
+    row[c] = i < w && c < w ? b[i + c * small_ld] : ops::make_scalar<T>(0);
+#pragma unroll
+  for (int j = 0; j < W; ++j) {
+    const T diagonal = warp::shuffle<W>(row[j], j);
+    const Real sign = ops::real_part(diagonal) < Real(0) ? Real(1) : Real(-1);
+    const T pivot = ops::add(diagonal, ops::make_scalar<T>(-sign));
+    const T inverse = ops::divide(ops::make_scalar<T>(1), pivot);
+    if (lane == j) {
+      signs[j] = sign;
+      reciprocal[j] = inverse;
+    }
+    if (i == j) row[j] = pivot;
+    if (i > j) row[j] = ops::multiply(row[j], inverse);
+#pragma unroll
+    for (int c = j + 1; c < W; ++c) {
+      const T u = warp::shuffle<W>(row[c], j);
+      if (i > j) row[c] = ops::minus_product(row[c], row[j], u);
+    }
+  }
+  __syncwarp();  // every lane has read b
+  if (lane < w)
+#pragma unroll
+    for (int c = 0; c < W; ++c)
+      if (c < w) {
+        b[i + c * small_ld] = row[c];
+        if (c >= i) u_adjoint[c + i * small_ld] = ops::conjugate(row[c]);
+      }
+}
+
+// x F^H = a in place for a row a (w <= W entries, stride apart) in registers, F lower
+// triangular (a small matrix) with reciprocal(c) = 1 / conj(F(c, c)): forward substitution.
+template <int W, class T>
+__device__ void solve_row(T* a, int stride, int w, const T* f, const T* reciprocal) {
+  T x[W];
+#pragma unroll
+  for (int c = 0; c < W; ++c) x[c] = c < w ? a[c * stride] : ops::make_scalar<T>(0);
+#pragma unroll
+  for (int c = 0; c < W; ++c) {
+    x[c] = ops::multiply(x[c], reciprocal[c]);
+#pragma unroll
+    for (int c2 = c + 1; c2 < W; ++c2)
+      x[c2] = ops::minus_product(x[c2], x[c], ops::conjugate(f[c2 + c * small_ld]));
+  }
+#pragma unroll
+  for (int c = 0; c < W; ++c)
+    if (c < w) a[c * stride] = x[c];
+}
+
+// The panel (the block's rows of it in `rows_tile`, column stride ld, odd) by Cholesky QR, as
+// above, for w <= W. Returns true, on every thread of every block, with the block's rows of V
+// and R in rows_tile and tau written; or false, on every thread of every block, with rows_tile
+// no longer A's.
+template <int W, class T, class Real>
+__device__ bool factor_by_cholesky_qr(T* rows_tile, int ld, int rows, int first_row, int w,
+                                      const T* a, std::int64_t lda, T* tau, std::int64_t tau_stride,
+                                      const CholeskyQrExchange<T>& exchange,
+                                      const SmallMatrices<T, Real>& s, Real* per_warp,
+                                      cg::grid_group& grid) {
+  const int tid = threadIdx.x, block = blockIdx.x, blocks = gridDim.x;
+  auto at = [&](int r, int c) -> T& { return rows_tile[r + c * ld]; };
+
+  // A's top w rows: every block factors Q's top block itself.
+  for (int e = tid; e < w * w; e += blockDim.x)
+    s.top[e % w + e / w * small_ld] = a[e % w + e / w * lda];
+  if (tid == 0) *s.below = 0;
+  __syncthreads();
+  unsigned below = 0;
+  for (int e = tid; e < rows * w; e += blockDim.x) {
+    const int r = e % rows, c = e / rows;
+    if (first_row + r > c && !ops::is_zero(at(r, c))) below |= 1u << c;
+  }
+  below = __reduce_or_sync(0xffffffff, below);
+  if (tid % 32 == 0 && below != 0) atomicOr(s.below, int(below));
+
+#pragma unroll 1
+  for (int pass = 0; pass < 3; ++pass) {
+    // Pass 0: W = A L1^-H, pass 1: Q = W L2^-H (the block's rows and the top block), pass 2:
+    // V = Q U^-1 below the top block.
+    T* factor = s.factor(pass);
+    T* reciprocal = s.reciprocals + pass * cholesky_qr_widest;
+    bool ok = true;
+    if (pass < 2) {
+      T* grams = exchange.grams + std::size_t(pass) * blocks * gram_entries;
+      publish_gram<W>(rows_tile, ld, rows, w, s.scratch, grams + std::size_t(block) * gram_entries);
+      if (pass == 0 && tid == 0) exchange.below[block] = *s.below;
+      grid.sync();
+      Real distance = 0;
+      sum_grams(grams, blocks, w, factor, distance, ok);
+      if (pass == 0) {
+        if (tid < 32) {
+          unsigned columns = 0;
+          for (int b = tid; b < blocks; b += 32)
+            columns |= unsigned(ops::load_coherent(&exchange.below[b]));
+          columns = __reduce_or_sync(0xffffffff, columns);
+          ok = ok && columns == (w == 32 ? ~0u : (1u << w) - 1);
+        }
+      } else {
+        distance = block_reduce(distance, per_warp, Plus());
+        ok = distance <= Real(orthonormal_distance_limit * orthonormal_distance_limit);
+      }
+      __syncthreads();
+      if (tid < 32) ok = cholesky<W>(factor, w, reciprocal) && ok;
+    } else if (tid < 32) {
+      factor_shifted_lu<W>(s.top, w, s.signs, factor, reciprocal);
+    }
+    if (!__syncthreads_and(ok)) return false;
+    const int solved = pass < 2 ? rows + w : rows;  // the top block's rows after the block's
+    for (int r = tid; r < solved; r += blockDim.x) {
+      if (pass == 2 && first_row + r < w) continue;
+      const bool own = r < rows;
+      solve_row<W>(own ? &at(r, 0) : &s.top[r - rows], own ? ld : small_ld, w, factor, reciprocal);
+    }
+    __syncthreads();
+  }
+
+  // The top block: L below the diagonal, R = S L2^H L1^H on and above it.
+  const T* l1 = s.factor(0);
+  const T* l2 = s.factor(1);
+  for (int e = tid; e < w * w; e += blockDim.x) {
+    const int i = e % w, c = e / w;
+    if (i < first_row || i >= first_row + rows) continue;
+    T v = s.top[i + c * small_ld];
+    if (c >= i) {
+      v = ops::make_scalar<T>(0);
+      for (int k = i; k <= c; ++k)
+        v = ops::add(v, ops::multiply(ops::conjugate(l2[k + i * small_ld]),
+                                      ops::conjugate(l1[c + k * small_ld])));
+      v = ops::times_real(v, s.signs[i]);
+    }
+    at(i - first_row, c) = v;
+  }
+  if (block == 0 && tid < w)
+    tau[tid * tau_stride] = ops::times_real(s.top[tid * (small_ld + 1)], -s.signs[tid]);
+  __syncthreads();
+  return true;
+}
+
 template <class T, class Real>
 __global__ void __launch_bounds__(panel_threads)
     factor_panel(T* a, int p, int w, std::int64_t lda, T* tau, std::int64_t tau_stride,
-                 int rows_per_block, Published<T, Real> published) {
+                 int rows_per_block, int ld, Published<T, Real> published,
+                 CholeskyQrExchange<T> exchange) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  T* tile = reinterpret_cast<T*>(shared_bytes);        // rows_per_block x w, column-major
-  T* update = tile + std::size_t(rows_per_block) * w;  // w_c = conj(tau) v^H a_c of column j
+  T* tile = reinterpret_cast<T*>(shared_bytes);  // rows_per_block x w, column stride ld
+  T* update = tile + std::size_t(ld) * w;        // w_c = conj(tau) v^H a_c of column j
   __shared__ Real per_warp[3][panel_warps];
   __shared__ Real column_norm;
   cg::grid_group grid = cg::this_grid();
@@ -180,13 +491,33 @@ __global__ void __launch_bounds__(panel_threads)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int first_row = block * rows_per_block;
   const int rows = max(0, min(p, first_row + rows_per_block) - first_row);
-  auto at = [&](int local_row, int c) -> T& { return tile[local_row + c * rows_per_block]; };
+  auto at = [&](int local_row, int c) -> T& { return tile[local_row + c * ld]; };
   auto owns = [&](int row) { return row >= first_row && row < first_row + rows; };
   const T zero = ops::make_scalar<T>(0), one = ops::make_scalar<T>(1);
 
-  for (int e = threadIdx.x; e < rows * w; e += blockDim.x)
-    at(e % rows, e / rows) = a[first_row + e % rows + (e / rows) * lda];
-  __syncthreads();
+  const auto load_rows = [&] {
+    for (int e = threadIdx.x; e < rows * w; e += blockDim.x)
+      at(e % rows, e / rows) = a[first_row + e % rows + (e / rows) * lda];
+    __syncthreads();
+  };
+  const auto store_rows = [&] {
+    for (int e = threadIdx.x; e < rows * w; e += blockDim.x)
+      a[first_row + e % rows + (e / rows) * lda] = at(e % rows, e / rows);
+  };
+  load_rows();
+  if (exchange.grams != nullptr) {  // the Cholesky QR path (the launcher's choice, for every block)
+    const SmallMatrices<T, Real> small(update + w);
+    const bool factored =
+        w <= 16 ? factor_by_cholesky_qr<16>(tile, ld, rows, first_row, w, a, lda, tau, tau_stride,
+                                            exchange, small, per_warp[2], grid)
+                : factor_by_cholesky_qr<32>(tile, ld, rows, first_row, w, a, lda, tau, tau_stride,
+                                            exchange, small, per_warp[2], grid);
+    if (factored) {
+      store_rows();
+      return;
+    }
+    load_rows();
+  }
 
   for (int j = 0; j < min(p, w); ++j) {
     const int parity = j & 1;
@@ -257,7 +588,8 @@ __global__ void __launch_bounds__(panel_threads)
     Real xnorm = 0;
     if (lane_per_block) {
       const int largest_exponent = __reduce_max_sync(0xffffffff, lane_exponent);
-      const Real q = warp_reduce(scale2(lane_square, 2 * (lane_exponent - largest_exponent)), Plus());
+      const Real q =
+          warp_reduce(scale2(lane_square, 2 * (lane_exponent - largest_exponent)), Plus());
       xnorm = __shfl_sync(0xffffffff, scale2(square_root(q), largest_exponent), 0);
     } else {
       if (warp == 0) {
@@ -302,8 +634,9 @@ __global__ void __launch_bounds__(panel_threads)
           s = ops::add(s, scale2(ops::load_coherent(&products[std::size_t(b) * w + c]),
                                  ops::load_coherent(&exponents[b]) - shift));
       s = warp_reduce(s, Plus());
-      const T entry =
-          k == 0 ? first_row_entry : k == 1 ? second_row_entry : ops::load_coherent(&row[c]);
+      const T entry = k == 0   ? first_row_entry
+                      : k == 1 ? second_row_entry
+                               : ops::load_coherent(&row[c]);
       if (lane == 0) update[c] = ops::multiply(applied, ops::add(entry, ops::multiply(s, inverse)));
     }
     // v below the diagonal, divided, not multiplied by a reciprocal that could overflow (as the
@@ -322,8 +655,7 @@ __global__ void __launch_bounds__(panel_threads)
     __syncthreads();
   }
 
-  for (int e = threadIdx.x; e < rows * w; e += blockDim.x)
-    a[first_row + e % rows + (e / rows) * lda] = at(e % rows, e / rows);
+  store_rows();
 }
 
 std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
@@ -340,8 +672,17 @@ void geqr2(int device, cudaStream_t stream, T* panel, T* tau, const Geqr2Problem
   using Real = ops::real_of_t<T>;
   if (p.p > geqr2_height_limit(device, p.w, sizeof(T)))
     throw std::invalid_argument("basalt: cuda geqr2: the panel exceeds the fused kernel's height");
-  const auto grid = panel_grid::plan(device, stream, p.p, p.w, sizeof(T), static_shared_bytes,
-                                     min_rows_per_block);
+  // Cholesky QR first where the panel is taller than wide, no wider than a warp, and its rows
+  // fit beside the small matrices with an odd column stride (the Gram matrices' loads then hit
+  // distinct banks): one more row of w entries.
+  const std::size_t cholesky_qr_bytes = SmallMatrices<T, Real>::bytes() + p.w * sizeof(T);
+  const bool cholesky_qr = p.w <= cholesky_qr_widest && p.p > p.w &&
+                           p.p <= panel_grid::height_limit(device, p.w, sizeof(T),
+                                                           static_shared_bytes + cholesky_qr_bytes);
+  auto grid = panel_grid::plan(device, stream, p.p, p.w, sizeof(T),
+                               static_shared_bytes + (cholesky_qr ? cholesky_qr_bytes : 0),
+                               min_rows_per_block);
+  if (cholesky_qr) grid.shared_bytes += cholesky_qr_bytes;
   const int blocks = grid.blocks, rows_per_block = grid.rows_per_block;
   const auto kernel = factor_panel<T, Real>;
   panel_grid::make_resident(kernel, panel_threads, grid, device);
@@ -349,16 +690,28 @@ void geqr2(int device, cudaStream_t stream, T* panel, T* tau, const Geqr2Problem
   const std::size_t product_bytes = aligned(2 * std::size_t(blocks) * p.w * sizeof(T));
   const std::size_t row_bytes = aligned(2 * std::size_t(p.w) * sizeof(T));
   const std::size_t square_bytes = aligned(2 * std::size_t(blocks) * sizeof(Real));
-  const std::size_t exponent_bytes = 2 * std::size_t(blocks) * sizeof(int);
-  auto* exchange = static_cast<unsigned char*>(
-      acquire_workspace(device, stream, product_bytes + row_bytes + square_bytes + exponent_bytes));
+  const std::size_t exponent_bytes = aligned(2 * std::size_t(blocks) * sizeof(int));
+  const std::size_t gram_bytes =
+      cholesky_qr ? aligned(2 * std::size_t(blocks) * gram_entries * sizeof(T)) : 0;
+  const std::size_t below_bytes = cholesky_qr ? std::size_t(blocks) * sizeof(int) : 0;
+  auto* exchange = static_cast<unsigned char*>(acquire_workspace(
+      device, stream,
+      product_bytes + row_bytes + square_bytes + exponent_bytes + gram_bytes + below_bytes));
   Published<T, Real> published{
       reinterpret_cast<T*>(exchange), reinterpret_cast<T*>(exchange + product_bytes),
       reinterpret_cast<Real*>(exchange + product_bytes + row_bytes),
       reinterpret_cast<int*>(exchange + product_bytes + row_bytes + square_bytes)};
-  int m = p.p, w = p.w, rows = rows_per_block;
+  CholeskyQrExchange<T> cholesky_qr_exchange{};
+  if (cholesky_qr) {
+    unsigned char* grams = exchange + product_bytes + row_bytes + square_bytes + exponent_bytes;
+    cholesky_qr_exchange = {reinterpret_cast<T*>(grams),
+                            reinterpret_cast<int*>(grams + gram_bytes)};
+  }
+  int m = p.p, w = p.w, rows = rows_per_block,
+      ld = cholesky_qr ? rows_per_block | 1 : rows_per_block;
   std::int64_t lda = p.lda, tau_stride = p.tau_stride;
-  void* args[] = {&panel, &m, &w, &lda, &tau, &tau_stride, &rows, &published};
+  void* args[] = {&panel,      &m,    &w,  &lda,       &tau,
+                  &tau_stride, &rows, &ld, &published, &cholesky_qr_exchange};
   BASALT_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(kernel), blocks,
                                                 panel_threads, args, grid.shared_bytes, stream));
   release_workspace(exchange, stream);

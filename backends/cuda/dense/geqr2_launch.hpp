@@ -3,14 +3,18 @@
 // fused kernel (getf2_launch.hpp). No Kokkos: geqr2.cu includes this.
 //
 // One cooperative kernel factors the whole p x w panel. The thread blocks split the rows, and
-// each keeps its rows in shared memory from the first column to the last. Per column there is
-// one grid barrier: before it, in one pass over its rows below the diagonal, every block
-// publishes its part of the column's sum of squares and its products s_c = x^H a_c with the
-// columns c to the right (x: the column below the diagonal, scaled by a power of two of the
-// block's own), and the owner of the diagonal row publishes that row; after it, every block
-// combines the parts in the same order, so all agree on the reflector (beta, tau, v = x / (alpha
-// - beta)) and on w_c = conj(tau) v^H a_c, and applies H^H = I - conj(tau) v v^H to its own rows.
-// The barrier count depends on the shape only: NaN and Inf flow through. The grid is one block
+// each keeps its rows in shared memory from the first column to the last. A panel of at most 32
+// columns, taller than wide, is first factored by Cholesky QR twice with Householder
+// reconstruction, which gives the same storage (geqr2.cu): two grid barriers in all. Where the
+// panel is too ill-conditioned for that, or a column is already zero below the diagonal, it
+// runs Householder QR as follows. Per column there is one grid barrier: before it, in one pass
+// over its rows below the diagonal, every block publishes its part of the column's sum of
+// squares and its products s_c = x^H a_c with the columns c to the right (x: the column below
+// the diagonal, scaled by a power of two of the block's own), and the owner of the diagonal row
+// publishes that row; after it, every block combines the parts in the same order, so all agree
+// on the reflector (beta, tau, v = x / (alpha - beta)) and on w_c = conj(tau) v^H a_c, and
+// applies H^H = I - conj(tau) v v^H to its own rows. Which path runs, and the barrier count,
+// depend on the data only through what every block computes alike: NaN and Inf flow through. The grid is one block
 // per multiprocessor at most, every block resident. A panel whose rows do not fit in the
 // multiprocessors' shared memory is beyond the height limit; the caller factors it otherwise.
 #include <cuda_runtime.h>

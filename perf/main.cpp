@@ -22,6 +22,7 @@ const std::map<std::string, Runner>& landed() {
   static const std::map<std::string, Runner> runners = {{"copy", run_copy},
                                                         {"gemm", run_gemm},
                                                         {"getf2", run_getf2},
+                                                        {"geqr2", run_geqr2},
                                                         {"getrf", run_getrf},
                                                         {"potrf", run_potrf},
                                                         {"laswp", run_laswp},
@@ -86,7 +87,7 @@ int main(int argc, char** argv) {
   if (runner == landed().end()) {
     std::cerr << "basalt-perf: routine '" << options->routine << "' "
               << (planned(options->routine) ? "has not landed in Basalt yet" : "is unknown")
-              << " (available: copy, gemm, getf2, getrf, potrf, geqrf, ormqr, laswp, "
+              << " (available: copy, gemm, getf2, geqr2, getrf, potrf, geqrf, ormqr, laswp, "
                  "getrf_batched, potrf_batched, geqrf_batched, spmv, spmm, lobpcg)\n";
     return 2;
   }

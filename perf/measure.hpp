@@ -166,6 +166,7 @@ void run_laswp(const Context& ctx, char prec, const Emit& emit);
 void run_copy(const Context& ctx, char prec, const Emit& emit);
 void run_getrf(const Context& ctx, char prec, const Emit& emit);
 void run_getf2(const Context& ctx, char prec, const Emit& emit);
+void run_geqr2(const Context& ctx, char prec, const Emit& emit);
 void run_potrf(const Context& ctx, char prec, const Emit& emit);
 void run_gemm(const Context& ctx, char prec, const Emit& emit);
 void run_getrf_batched(const Context& ctx, char prec, const Emit& emit);

@@ -1,0 +1,45 @@
+// geqr2: the QR panel alone, an m x n panel (n = 32 unless --n says otherwise). On CUDA that is
+// the fused kernel within its height limit (Cholesky QR where the panel allows, else Householder
+// with a grid barrier per column); with --portable, the portable kernel per step. Gflop/s by
+// LAWN 41's geqrf count for m x n.
+#include "basalt/algorithms/dense/geqrf.hpp"
+#include "basalt/core/flops.hpp"
+#include "measure.hpp"
+
+namespace basalt::perf {
+
+namespace {
+
+template <class T>
+struct Geqr2Cases {
+  static void run(const Context& ctx, const Emit& emit) {
+    for (const auto [m, n] : shapes(ctx, 32)) emit(one(ctx, m, n));
+  }
+
+  static Row one(const Context& ctx, long m, long n) {
+    using Exec = Kokkos::DefaultExecutionSpace;
+    const Exec exec;
+    const Matrix<T> original = input_matrix<T>(ctx, m, n);
+    Matrix<T> P(Kokkos::view_alloc(Kokkos::WithoutInitializing, "panel"), m, n);
+    Vector<T> tau("tau", std::min(m, n));
+    tuning::Qr tune = tuning::qr<Exec>();
+    tune.team_panel_rows = 0;
+    const impl::QrWork<Exec, T> work(n, 1, 1, 0, 0, m, n);
+    auto restore = [&] { Kokkos::deep_copy(exec, P, original); };
+    const Timing t = measure(ctx, restore, [&] {
+      if (ctx.options.portable)
+        impl::geqr2_columns(exec, P, tau, work);
+      else
+        impl::geqr2(exec, P, tau, work, tune);
+    });
+    return timed_row(ctx, "geqr2", m, n, t, flops::geqrf<T>(m, n));
+  }
+};
+
+}  // namespace
+
+void run_geqr2(const Context& ctx, char prec, const Emit& emit) {
+  with_precision<Geqr2Cases>(prec, ctx, emit);
+}
+
+}  // namespace basalt::perf

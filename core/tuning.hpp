@@ -124,7 +124,9 @@ struct Qr {
 // above it. On a CPU one team of the OpenMP threads beat a kernel per step at every height
 // measured (2 cores, 4000 to 100000 rows x 64: 1.9x to 3.1x), so it always takes the team. With
 // the fused kernel, 16-column leaves beat 32 by 4% at n = 4096 and 8192 on the H100 (nb 128 and
-// 512 within 5% of 256; 64-column leaves 12-17% slower). A matrix at least 16 times taller than
+// 512 within 5% of 256; 64-column leaves 12-17% slower); once the kernel factored its panels by
+// Cholesky QR (two grid barriers a panel), 16 and 32 came within 4% of each other at n = 4096 to
+// 8192 and 16 was 9% ahead at 2048, so 16 stays. A matrix at least 16 times taller than
 // wide goes to Cholesky QR (qr_tall_skinny.hpp), whose passes over the rows are all gemms.
 template <class ExecSpace>
 Qr qr() {

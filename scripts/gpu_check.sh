@@ -4,7 +4,7 @@
 #   tests    every test on the GPU, compute-sanitizer on the CUDA kernels' tests
 #   dense    ceilings (copy, gemm), laswp, the LU panel, getrf, each beside the vendor
 #   cholesky potrf beside cuSOLVER, by building block, and its residual in four precisions
-#   qr       geqrf (square and tall-skinny) and ormqr beside cuSOLVER
+#   qr       geqrf (square and tall-skinny) and ormqr beside cuSOLVER, the QR panel alone
 #   batched  the batched factorizations beside cuBLAS/cuSOLVER and Kokkos Kernels
 #   sparse   SpMV and SpMM in each format on the 3D Laplacian, beside cuSPARSE
 # `gpu_check.sh build` stops after the build. Logs and CSVs go to $OUT.
@@ -92,6 +92,7 @@ step geqrf "$perf" --routine geqrf --prec d --n 2048:16384:2048 --niter 3 --vend
 step geqrf-tall "$perf" --routine geqrf --prec d --m 1000000 --n 32:256:32 --niter 3 --vendor --breakdown \
   --csv "$out/geqrf-tall.csv"
 step geqrf-check "$perf" --routine geqrf --prec s,d,c,z --n 3000 --niter 1 --check
+step geqr2 "$perf" --routine geqr2 --prec d --m 2048:14336:4096 --n 16 --niter 5 --csv "$out/geqr2.csv"
 step ormqr "$perf" --routine ormqr --prec d,z --n 4096:16384:4096 --nrhs 256 --niter 3 --vendor --check \
   --csv "$out/ormqr.csv"
 fi

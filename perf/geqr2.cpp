@@ -1,7 +1,8 @@
-// geqr2: the QR panel alone, an m x n panel (n = 32 unless --n says otherwise). On CUDA that is
-// the fused kernel within its height limit (Cholesky QR where the panel allows, else Householder
-// with a grid barrier per column); with --portable, the portable kernel per step. Gflop/s by
-// LAWN 41's geqrf count for m x n.
+// geqr2: the QR panel alone, an m x n panel (n = 32 unless --n says otherwise), by the path the
+// QR driver takes for such a leaf (tuning::qr): on CUDA the fused kernel above 256 rows, within
+// its height limit (Cholesky QR where the panel allows, else Householder with a grid barrier per
+// column); on a CPU one team. With --portable, the portable kernel per step. Gflop/s by LAWN 41's
+// geqrf count for m x n.
 #include "basalt/algorithms/dense/geqrf.hpp"
 #include "basalt/core/flops.hpp"
 #include "measure.hpp"
@@ -22,15 +23,13 @@ struct Geqr2Cases {
     const Matrix<T> original = input_matrix<T>(ctx, m, n);
     Matrix<T> P(Kokkos::view_alloc(Kokkos::WithoutInitializing, "panel"), m, n);
     Vector<T> tau("tau", std::min(m, n));
-    tuning::Qr tune = tuning::qr<Exec>();
-    tune.team_panel_rows = 0;
     const impl::QrWork<Exec, T> work(n, 1, 1, 0, 0, m, n);
     auto restore = [&] { Kokkos::deep_copy(exec, P, original); };
     const Timing t = measure(ctx, restore, [&] {
       if (ctx.options.portable)
         impl::geqr2_columns(exec, P, tau, work);
       else
-        impl::geqr2(exec, P, tau, work, tune);
+        impl::geqr2(exec, P, tau, work, tuning::qr<Exec>());
     });
     return timed_row(ctx, "geqr2", m, n, t, flops::geqrf<T>(m, n));
   }

@@ -14,9 +14,10 @@
 // publishes that row; after it, every block combines the parts in the same order, so all agree
 // on the reflector (beta, tau, v = x / (alpha - beta)) and on w_c = conj(tau) v^H a_c, and
 // applies H^H = I - conj(tau) v v^H to its own rows. Which path runs, and the barrier count,
-// depend on the data only through what every block computes alike: NaN and Inf flow through. The grid is one block
-// per multiprocessor at most, every block resident. A panel whose rows do not fit in the
-// multiprocessors' shared memory is beyond the height limit; the caller factors it otherwise.
+// depend on the data only through what every block computes alike: NaN and Inf flow through.
+// The grid is one block per multiprocessor at most, every block resident. A panel whose rows do
+// not fit in the multiprocessors' shared memory is beyond the height limit; the caller factors
+// it otherwise.
 #include <cuda_runtime.h>
 
 #include <cstdint>

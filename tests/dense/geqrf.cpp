@@ -653,10 +653,14 @@ TEMPLATE_TEST_CASE("cuda::geqr2 equals the portable geqr2", "[geqrf][cuda]", flo
                                 {257, 32},
                                 {1000, 16},
                                 {1000, 32},
+                                {64, 64},
+                                {300, 48},
+                                {1000, 64},
                                 {4097, 1},
                                 {4097, 7},
                                 {4097, 16},
                                 {4097, 32},
+                                {4097, 100},
                                 {20000, 32}},
                                every_panel_kind);
 }

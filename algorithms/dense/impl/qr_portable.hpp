@@ -198,17 +198,30 @@ void geqr2_team(const ExecSpace& exec, const PView& P, const TauView& tau) {
       });
 }
 
+// Whether a backend's panel kernel took the panel (taller than tune.team_panel_rows) and factored
+// it: on CUDA one fused kernel for panels within its height limit, of any width
+// (backends/cuda/dense/geqr2.hpp).
+template <class ExecSpace, class PView, class TauView>
+bool geqr2_backend(const ExecSpace& exec, const PView& P, const TauView& tau, tuning::Qr tune) {
+  using Spec = Specialization<routine::geqr2, ExecSpace>;
+  if constexpr (Spec::available) {
+    ProfilingRegion region("basalt::geqr2");
+    return static_cast<int>(P.extent(0)) > tune.team_panel_rows && Spec::apply(exec, P, tau);
+  }
+  return false;
+}
+
 // geqr2: one team for panels up to tune.team_panel_rows rows; above, a backend's panel kernel
-// where it takes the panel (on CUDA one fused kernel for panels within its height limit,
-// backends/cuda/dense/geqr2.hpp), else a kernel per step.
+// where it takes the panel, else a kernel per step.
 template <class ExecSpace, class PView, class TauView, class T>
 void geqr2(const ExecSpace& exec, const PView& P, const TauView& tau,
            const QrWork<ExecSpace, T>& work, tuning::Qr tune) {
+  if (static_cast<int>(P.extent(0)) <= tune.team_panel_rows) {
+    ProfilingRegion region("basalt::geqr2");
+    return geqr2_team(exec, P, tau);
+  }
+  if (geqr2_backend(exec, P, tau, tune)) return;
   ProfilingRegion region("basalt::geqr2");
-  if (static_cast<int>(P.extent(0)) <= tune.team_panel_rows) return geqr2_team(exec, P, tau);
-  using Spec = Specialization<routine::geqr2, ExecSpace>;
-  if constexpr (Spec::available)
-    if (Spec::apply(exec, P, tau)) return;
   geqr2_columns(exec, P, tau, work);
 }
 
@@ -329,14 +342,17 @@ void larfb(const ExecSpace& exec, ApplySide side, Op op, const VView& Vp, const 
 // Recursive QR of the p x w panel P (p >= w) with its T (w x w) and its padded reflectors in
 // Vp (w columns, P's rows at its bottom, zeros in the rows above them): the left half, its Q^H
 // on the right half, the lower right part, then T's off-diagonal block; geqr2 and larft below
-// the recursion width.
+// the recursion width. A backend's panel kernel that factors the whole panel in one launch
+// (CUDA's, by leaves with their updates inside) takes it instead of the recursion, which costs
+// a GPU some ten calls a leaf; then only T remains to build.
 template <class ExecSpace, class PView, class TauView, class TView, class VView, class T>
 void factor_panel(const ExecSpace& exec, const PView& P, const TauView& tau, const TView& Tf,
                   const VView& Vp, const QrWork<ExecSpace, T>& work, tuning::Qr tune) {
   const int p = static_cast<int>(P.extent(0)), w = static_cast<int>(P.extent(1));
   const int offset = static_cast<int>(Vp.extent(0)) - p;
-  if (w <= tune.recursion_width) {
-    geqr2(exec, P, tau, work, tune);
+  const bool leaf = w <= tune.recursion_width;
+  if (leaf) geqr2(exec, P, tau, work, tune);
+  if (leaf || geqr2_backend(exec, P, tau, tune)) {
     pad_reflectors(exec, P, Vp);
     larft(exec, Kokkos::subview(Vp, range(offset, offset + p), Kokkos::ALL), tau, Tf,
           tune.recursion_width);
@@ -372,7 +388,7 @@ void geqrf(const ExecSpace& exec, const AView& A, const TauView& tau, tuning::Qr
   const int k = std::min(m, n);
   if (k == 0) return;
   if (tall_skinny(m, n, tune) && geqrf_tall_skinny(exec, A, tau)) return;
-  const int nb = std::min(tune.block, k);
+  const int nb = std::min(tune.factor_block, k);
   const auto make_work = [&](bool used) {
     return used ? QrWork<ExecSpace, T>(nb, nb, std::max(n, nb), m, nb, m,
                                        std::min(tune.recursion_width, nb))

@@ -187,6 +187,9 @@ struct Published {
 // fetches, so each routine has one call site: the three triangular solves over the rows (by L1,
 // L2 and U) are one loop.
 constexpr int cholesky_qr_widest = 32;
+// A panel wider than cholesky_qr_widest is factored in leaves of this many columns, each
+// followed by its block reflector's update of the columns to its right, all in one launch.
+constexpr int wide_leaf = 16;
 // The small matrices' column stride: odd, so that lanes on rows and lanes on columns both hit
 // distinct banks.
 constexpr int small_ld = cholesky_qr_widest + 1;
@@ -200,6 +203,7 @@ template <class T>
 struct CholeskyQrExchange {
   T* grams;    // [2][blocks][gram_entries]: each block's A^H A, then W^H W (lower triangles)
   int* below;  // [blocks]: bit c set where the block has a nonzero below the diagonal in column c
+  T* parts;    // [blocks][wide_leaf * w]: each block's V^H [V C] of a wide panel's leaf
 };
 
 // A block's own small matrices in shared memory, w x w each with column stride small_ld.
@@ -212,11 +216,12 @@ struct SmallMatrices {
   Real* signs;     // S
   int* below;
 
-  __host__ __device__ static constexpr std::size_t bytes() {
-    return (4 * std::size_t(cholesky_qr_widest) * small_ld + 3 * cholesky_qr_widest +
+  // S's entries are counted at the size of T's, so that the height limit needs no T.
+  __host__ __device__ static constexpr std::size_t bytes(std::size_t entry_bytes = sizeof(T)) {
+    return (4 * std::size_t(cholesky_qr_widest) * small_ld + 4 * cholesky_qr_widest +
             4 * panel_threads) *
-               sizeof(T) +
-           cholesky_qr_widest * sizeof(Real) + sizeof(int);
+               entry_bytes +
+           sizeof(int);
   }
   __device__ explicit SmallMatrices(T* base)
       : factors(base),
@@ -399,9 +404,6 @@ __device__ bool factor_by_cholesky_qr(T* rows_tile, int ld, int rows, int first_
   const int tid = threadIdx.x, block = blockIdx.x, blocks = gridDim.x;
   auto at = [&](int r, int c) -> T& { return rows_tile[r + c * ld]; };
 
-  // A's top w rows: every block factors Q's top block itself.
-  for (int e = tid; e < w * w; e += blockDim.x)
-    s.top[e % w + e / w * small_ld] = a[e % w + e / w * lda];
   if (tid == 0) *s.below = 0;
   __syncthreads();
   unsigned below = 0;
@@ -424,6 +426,11 @@ __device__ bool factor_by_cholesky_qr(T* rows_tile, int ld, int rows, int first_
       publish_gram<W>(rows_tile, ld, rows, w, s.scratch, grams + std::size_t(block) * gram_entries);
       if (pass == 0 && tid == 0) exchange.below[block] = *s.below;
       grid.sync();
+      // A's top w rows, which another block may have stored just before the barrier: every
+      // block factors Q's top block itself.
+      if (pass == 0)
+        for (int e = tid; e < w * w; e += blockDim.x)
+          s.top[e % w + e / w * small_ld] = ops::load_coherent(&a[e % w + e / w * lda]);
       Real distance = 0;
       sum_grams(grams, blocks, w, factor, distance, ok);
       if (pass == 0) {
@@ -475,6 +482,134 @@ __device__ bool factor_by_cholesky_qr(T* rows_tile, int ld, int rows, int first_
   return true;
 }
 
+// The columns to the right of a wide panel's leaf, C (nc columns after the leaf's wide_leaf),
+// overwritten by Q^H C, Q = I - V T V^H the leaf's reflectors just factored by Cholesky QR.
+// `leaf` holds the block's rows of the leaf from its first row at or below the leaf's top
+// (first_row of them above it in the leaf), C's columns after them. One grid barrier: the
+// blocks publish their rows' V^H [V C], then every block sums the parts in block order, builds
+// T from V^H V and tau (LAPACK's larft) and applies C -= V (T^H (V^H C)) to its own rows.
+// Lanes run along columns and every lane of a warp reads the same row of V: one broadcast load
+// an entry, 16 accumulators a lane.
+template <class T, class Real>
+__device__ void update_right_of_leaf(T* leaf, int ld, int rows, int first_row, int nc, T* parts,
+                                     const SmallMatrices<T, Real>& s, cg::grid_group& grid) {
+  constexpr int L = wide_leaf;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, block = blockIdx.x;
+  const int columns = L + nc;  // V's, then C's
+  auto at = [&](int r, int c) -> T& { return leaf[r + c * ld]; };
+  const T zero = ops::make_scalar<T>(0);
+
+  // V explicit on the top rows (unit diagonal, zeros above), R kept aside meanwhile.
+  T* kept = s.scratch;
+  for (int e = tid; e < L * L; e += blockDim.x) {
+    const int i = e % L, c = e / L, r = i - first_row;
+    if (r < 0 || r >= rows || i > c) continue;
+    kept[e] = at(r, c);
+    at(r, c) = ops::make_scalar<T>(i == c ? 1 : 0);
+  }
+  __syncthreads();
+
+  // This block's part of V^H [V C], entry (i, c) at parts[block][i + c L].
+  T* mine = parts + std::size_t(block) * L * (L + nc);
+  for (int group = warp; group * 32 < columns; group += panel_warps) {
+    const int c = group * 32 + lane, read = min(c, columns - 1);
+    T sum[L];
+#pragma unroll
+    for (int i = 0; i < L; ++i) sum[i] = zero;
+    for (int r = 0; r < rows; ++r) {
+      const T y = at(r, read);
+#pragma unroll
+      for (int i = 0; i < L; ++i)
+        sum[i] = ops::add(sum[i], ops::multiply(ops::conjugate(at(r, i)), y));
+    }
+    if (c < columns)
+#pragma unroll
+      for (int i = 0; i < L; ++i) mine[i + c * L] = sum[i];
+  }
+  grid.sync();
+
+  // G = V^H V (its upper triangle is what larft reads), then T by warp 0, lane i on row i.
+  const int blocks = gridDim.x;
+  const std::size_t part_stride = std::size_t(L) * (L + nc);
+  T* g = s.factor(0);
+  T* t = g + L * L;
+  T* w = t + L * L;  // a chunk of W = V^H C, then T^H W, L x chunk
+  for (int e = tid; e < L * L; e += blockDim.x) {
+    T sum = zero;
+    for (int b = 0; b < blocks; ++b)
+      sum = ops::add(sum, ops::load_coherent(&parts[b * part_stride + e]));
+    g[e] = sum;
+  }
+  __syncthreads();
+  if (tid < L) {
+    const int i = tid;
+    T row[L];
+#pragma unroll
+    for (int j = 0; j < L; ++j) {
+      const T tau_j = ops::times_real(s.top[j * (small_ld + 1)], -s.signs[j]);
+      T sum = zero;
+#pragma unroll
+      for (int l = 0; l < j; ++l)
+        if (l >= i) sum = ops::add(sum, ops::multiply(row[l], g[l + j * L]));
+      row[j] = i < j ? ops::minus_product(zero, tau_j, sum) : i == j ? tau_j : zero;
+    }
+#pragma unroll
+    for (int j = 0; j < L; ++j) t[i + j * L] = row[j];
+  }
+  __syncthreads();
+
+  constexpr int chunk = 128;
+  for (int first = 0; first < nc; first += chunk) {
+    const int width = min(chunk, nc - first);
+    for (int e = tid; e < L * width; e += blockDim.x) {
+      T sum = zero;
+      const std::size_t at_part = std::size_t(L) * (L + first) + e;
+      for (int b = 0; b < blocks; ++b)
+        sum = ops::add(sum, ops::load_coherent(&parts[b * part_stride + at_part]));
+      w[e] = sum;
+    }
+    __syncthreads();
+    if (tid < width) {  // column tid of W becomes T^H W: (T^H)(i, l) = conj(T(l, i)), l <= i
+      T x[L];
+#pragma unroll
+      for (int l = 0; l < L; ++l) x[l] = w[l + tid * L];
+#pragma unroll
+      for (int i = 0; i < L; ++i) {
+        T sum = zero;
+#pragma unroll
+        for (int l = 0; l <= i; ++l)
+          sum = ops::add(sum, ops::multiply(ops::conjugate(t[l + i * L]), x[l]));
+        w[i + tid * L] = sum;
+      }
+    }
+    __syncthreads();
+    // C -= V (T^H W): warps split the chunk's groups of 32 columns and the rows between them.
+    const int groups = (width + 31) / 32, splits = max(1, panel_warps / groups);
+    const int split_rows = (rows + splits - 1) / splits;
+    for (int unit = warp; unit < groups * splits; unit += panel_warps) {
+      const int c = unit % groups * 32 + lane, read = min(c, width - 1);
+      const int begin = unit / groups * split_rows, end = min(rows, begin + split_rows);
+      T y[L];
+#pragma unroll
+      for (int i = 0; i < L; ++i) y[i] = w[i + read * L];
+      for (int r = begin; r < end; ++r) {
+        T x = at(r, L + first + read);
+#pragma unroll
+        for (int i = 0; i < L; ++i) x = ops::minus_product(x, at(r, i), y[i]);
+        if (c < width) at(r, L + first + c) = x;
+      }
+    }
+    __syncthreads();
+  }
+
+  for (int e = tid; e < L * L; e += blockDim.x) {
+    const int i = e % L, c = e / L, r = i - first_row;
+    if (r < 0 || r >= rows || i > c) continue;
+    at(r, c) = kept[e];
+  }
+  __syncthreads();
+}
+
 template <class T, class Real>
 __global__ void __launch_bounds__(panel_threads)
     factor_panel(T* a, int p, int w, std::int64_t lda, T* tau, std::int64_t tau_stride,
@@ -495,175 +630,204 @@ __global__ void __launch_bounds__(panel_threads)
   auto owns = [&](int row) { return row >= first_row && row < first_row + rows; };
   const T zero = ops::make_scalar<T>(0), one = ops::make_scalar<T>(1);
 
-  const auto load_rows = [&] {
-    for (int e = threadIdx.x; e < rows * w; e += blockDim.x)
-      at(e % rows, e / rows) = a[first_row + e % rows + (e / rows) * lda];
+  // The block's rows of columns [begin, end) between the tile and the panel in global memory.
+  const auto load_rows = [&](int begin, int end) {
+    for (int e = threadIdx.x; e < rows * (end - begin); e += blockDim.x)
+      at(e % rows, begin + e / rows) = a[first_row + e % rows + (begin + e / rows) * lda];
     __syncthreads();
   };
-  const auto store_rows = [&] {
-    for (int e = threadIdx.x; e < rows * w; e += blockDim.x)
-      a[first_row + e % rows + (e / rows) * lda] = at(e % rows, e / rows);
+  const auto store_rows = [&](int begin, int end) {
+    for (int e = threadIdx.x; e < rows * (end - begin); e += blockDim.x)
+      a[first_row + e % rows + (begin + e / rows) * lda] = at(e % rows, begin + e / rows);
   };
-  load_rows();
-  if (exchange.grams != nullptr) {  // the Cholesky QR path (the launcher's choice, for every block)
-    const SmallMatrices<T, Real> small(update + w);
-    const bool factored =
-        w <= 16 ? factor_by_cholesky_qr<16>(tile, ld, rows, first_row, w, a, lda, tau, tau_stride,
-                                            exchange, small, per_warp[2], grid)
-                : factor_by_cholesky_qr<32>(tile, ld, rows, first_row, w, a, lda, tau, tau_stride,
-                                            exchange, small, per_warp[2], grid);
-    if (factored) {
-      store_rows();
-      return;
+  load_rows(0, w);
+  // Leaves of the whole width up to cholesky_qr_widest columns, else of wide_leaf. Each is
+  // tried by Cholesky QR first (the launcher's choice, alike for every block) where it is taller
+  // than wide, then by Householder QR as below if that fails.
+  const int leaf_width = w <= cholesky_qr_widest ? w : wide_leaf;
+  for (int leaf = 0; leaf < min(p, w); leaf += leaf_width) {
+    const int leaf_end = min(w, leaf + leaf_width);
+    if (exchange.grams != nullptr && p - leaf > leaf_end - leaf) {
+      // A later leaf's columns go to global memory first: every block reads the leaf's top
+      // rows from there, and reloads its own from there if Cholesky QR fails.
+      if (leaf > 0) store_rows(leaf, leaf_end);
+      const SmallMatrices<T, Real> small(update + w);
+      const int above = min(rows, max(0, leaf - first_row));  // the block's rows above the leaf
+      T* leaf_rows = &at(above, leaf);
+      T* leaf_top = a + leaf + leaf * lda;
+      const int n_rows = rows - above, n_first = max(0, first_row - leaf), lw = leaf_end - leaf;
+      const bool factored =
+          lw <= 16 ? factor_by_cholesky_qr<16>(leaf_rows, ld, n_rows, n_first, lw, leaf_top, lda,
+                                               tau + leaf * tau_stride, tau_stride, exchange, small,
+                                               per_warp[2], grid)
+                   : factor_by_cholesky_qr<32>(leaf_rows, ld, n_rows, n_first, lw, leaf_top, lda,
+                                               tau + leaf * tau_stride, tau_stride, exchange, small,
+                                               per_warp[2], grid);
+      if (factored) {
+        if (leaf_end < w)
+          update_right_of_leaf(leaf_rows, ld, n_rows, n_first, w - leaf_end, exchange.parts, small,
+                               grid);
+        continue;
+      }
+      load_rows(leaf, leaf_end);
     }
-    load_rows();
-  }
 
-  for (int j = 0; j < min(p, w); ++j) {
-    const int parity = j & 1;
-    T* products = published.products + std::size_t(parity) * blocks * w;
-    T* row = published.row + std::size_t(parity) * w;
-    Real* squares = published.squares + parity * blocks;
-    int* exponents = published.exponents + parity * blocks;
-    const int below = max(0, j + 1 - first_row);  // the block's first row below the diagonal
+    for (int j = leaf; j < min(p, leaf_end); ++j) {
+      const int parity = j & 1;
+      T* products = published.products + std::size_t(parity) * blocks * w;
+      T* row = published.row + std::size_t(parity) * w;
+      Real* squares = published.squares + parity * blocks;
+      int* exponents = published.exponents + parity * blocks;
+      const int below = max(0, j + 1 - first_row);  // the block's first row below the diagonal
 
-    // The block's parts, x (column j below the diagonal) scaled by the block's power of two.
-    // Its largest magnitude and its plain sum of squares come from one pass and one reduction;
-    // the plain sum, scaled by the power of two, is the scaled one unless squares could
-    // overflow or lose what they add, which a second pass over the scaled x then avoids.
-    Real largest = 0, sum = 0;
-    for (int i = below + threadIdx.x; i < rows; i += blockDim.x) {
-      const Real v = ops::magnitude(at(i, j));
-      if (v > largest) largest = v;
-      sum += squared_magnitude(at(i, j));
-    }
-    block_reduce_pair(largest, sum, per_warp);
-    const int exponent = block_exponent(largest);
-    const Real factor = exponent == no_exponent ? Real(1) : scale2(Real(1), -exponent);
-    if (sums_of_squares_safe<Real>(largest, exponent)) {
-      if (exponent != no_exponent) sum = scale2(sum, -2 * exponent);
-    } else {
-      sum = 0;
+      // The block's parts, x (column j below the diagonal) scaled by the block's power of two.
+      // Its largest magnitude and its plain sum of squares come from one pass and one reduction;
+      // the plain sum, scaled by the power of two, is the scaled one unless squares could
+      // overflow or lose what they add, which a second pass over the scaled x then avoids.
+      Real largest = 0, sum = 0;
+      for (int i = below + threadIdx.x; i < rows; i += blockDim.x) {
+        const Real v = ops::magnitude(at(i, j));
+        if (v > largest) largest = v;
+        sum += squared_magnitude(at(i, j));
+      }
+      block_reduce_pair(largest, sum, per_warp);
+      const int exponent = block_exponent(largest);
+      const Real factor = exponent == no_exponent ? Real(1) : scale2(Real(1), -exponent);
+      if (sums_of_squares_safe<Real>(largest, exponent)) {
+        if (exponent != no_exponent) sum = scale2(sum, -2 * exponent);
+      } else {
+        sum = 0;
+        for (int i = below + threadIdx.x; i < rows; i += blockDim.x)
+          sum += squared_magnitude(times(at(i, j), factor));
+        sum = block_reduce(sum, per_warp[2], Plus());
+      }
+      if (threadIdx.x == 0) {
+        squares[block] = sum;
+        exponents[block] = exponent;
+      }
+      for (int c = j + 1 + warp; c < w; c += panel_warps) {
+        T s = zero;
+        for (int i = below + lane; i < rows; i += 32)
+          s = ops::add(s, ops::multiply(ops::conjugate(times(at(i, j), factor)), at(i, c)));
+        s = warp_reduce(s, Plus());
+        if (lane == 0) products[std::size_t(block) * w + c] = s;
+      }
+      if (owns(j))
+        for (int c = j + threadIdx.x; c < w; c += blockDim.x) row[c] = at(j - first_row, c);
+      grid.sync();
+
+      // Every block combines the parts in the same order: all agree on the reflector. Up to 32
+      // blocks every warp combines them itself, a block a lane, and needs no block barrier (as the
+      // LU panel's candidates); with more, warp 0 combines them for the block. Everything a warp
+      // reads of the exchange for this column (its lane's block's parts, the products of its first
+      // two columns, row j's entries there) is loaded at once: one round trip to L2, where
+      // loading each where it is used took four (H100, 4096 rows: about 4000 of the column's 10300
+      // cycles).
+      const bool lane_per_block = blocks <= 32;
+      const int first_column = j + 1 + warp, second_column = first_column + panel_warps;
+      int lane_exponent = no_exponent;
+      Real lane_square = 0;
+      T first_product = zero, second_product = zero;
+      if (lane_per_block && lane < blocks) {
+        lane_exponent = ops::load_coherent(&exponents[lane]);
+        lane_square = ops::load_coherent(&squares[lane]);
+        const T* lane_products = products + std::size_t(lane) * w;
+        if (first_column < w) first_product = ops::load_coherent(lane_products + first_column);
+        if (second_column < w) second_product = ops::load_coherent(lane_products + second_column);
+      }
+      const T alpha = ops::load_coherent(&row[j]);
+      const T first_row_entry = first_column < w ? ops::load_coherent(&row[first_column]) : zero;
+      const T second_row_entry = second_column < w ? ops::load_coherent(&row[second_column]) : zero;
+      Real xnorm = 0;
+      if (lane_per_block) {
+        const int largest_exponent = __reduce_max_sync(0xffffffff, lane_exponent);
+        const Real q =
+            warp_reduce(scale2(lane_square, 2 * (lane_exponent - largest_exponent)), Plus());
+        xnorm = __shfl_sync(0xffffffff, scale2(square_root(q), largest_exponent), 0);
+      } else {
+        if (warp == 0) {
+          int largest_exponent = no_exponent;
+          for (int b = lane; b < blocks; b += 32)
+            largest_exponent = max(largest_exponent, ops::load_coherent(&exponents[b]));
+          largest_exponent = __reduce_max_sync(0xffffffff, largest_exponent);
+          Real q = 0;
+          for (int b = lane; b < blocks; b += 32)
+            q += scale2(ops::load_coherent(&squares[b]),
+                        2 * (ops::load_coherent(&exponents[b]) - largest_exponent));
+          q = warp_reduce(q, Plus());
+          if (lane == 0) column_norm = scale2(square_root(q), largest_exponent);
+        }
+        __syncthreads();
+        xnorm = column_norm;
+      }
+      const Real alpha_re = ops::real_part(alpha), alpha_im = ops::imag_part(alpha);
+      if (xnorm == Real(0) && alpha_im == Real(0)) {  // H(j) = I: R's diagonal is alpha, tau 0
+        if (block == 0 && threadIdx.x == 0) tau[j * tau_stride] = zero;
+        continue;
+      }
+      // larfg: beta = -sign(re alpha) ||(alpha, x)||, tau = (beta - alpha) / beta.
+      const Real norm = ops::norm3(alpha_re, alpha_im, xnorm);
+      const Real beta = alpha_re >= Real(0) ? -norm : norm;
+      const T t = ops::make_scalar<T>((beta - alpha_re) / beta, -alpha_im / beta);
+      const T divisor = ops::make_scalar<T>(alpha_re - beta, alpha_im);  // v = x / divisor
+      if (block == 0 && threadIdx.x == 0) tau[j * tau_stride] = t;
+
+      // H(j)^H = I - conj(tau) v v^H on column c: w_c = conj(tau) (a_jc + sum_b 2^e_b s_bc /
+      // conj(divisor)), each term brought to the divisor's exponent first: 2^e_b <= 2 |divisor|
+      // (|x_i| <= |beta| <= |divisor|), so no term exceeds a few times the block's products.
+      const int shift = exponent_of(fmax(fabs(alpha_re - beta), fabs(alpha_im)));
+      const T inverse = ops::divide(one, scale2(ops::conjugate(divisor), -shift));
+      const T applied = ops::conjugate(t);
+      for (int c = first_column, k = 0; c < w; c += panel_warps, ++k) {
+        T s = zero;
+        if (lane_per_block && k < 2)
+          s = scale2(k == 0 ? first_product : second_product, lane_exponent - shift);
+        else
+          for (int b = lane; b < blocks; b += 32)
+            s = ops::add(s, scale2(ops::load_coherent(&products[std::size_t(b) * w + c]),
+                                   ops::load_coherent(&exponents[b]) - shift));
+        s = warp_reduce(s, Plus());
+        const T entry = k == 0   ? first_row_entry
+                        : k == 1 ? second_row_entry
+                                 : ops::load_coherent(&row[c]);
+        if (lane == 0)
+          update[c] = ops::multiply(applied, ops::add(entry, ops::multiply(s, inverse)));
+      }
+      // v below the diagonal, divided, not multiplied by a reciprocal that could overflow (as the
+      // portable geqr2); R's diagonal in place of v(j) = 1, which the update below takes as one.
       for (int i = below + threadIdx.x; i < rows; i += blockDim.x)
-        sum += squared_magnitude(times(at(i, j), factor));
-      sum = block_reduce(sum, per_warp[2], Plus());
-    }
-    if (threadIdx.x == 0) {
-      squares[block] = sum;
-      exponents[block] = exponent;
-    }
-    for (int c = j + 1 + warp; c < w; c += panel_warps) {
-      T s = zero;
-      for (int i = below + lane; i < rows; i += 32)
-        s = ops::add(s, ops::multiply(ops::conjugate(times(at(i, j), factor)), at(i, c)));
-      s = warp_reduce(s, Plus());
-      if (lane == 0) products[std::size_t(block) * w + c] = s;
-    }
-    if (owns(j))
-      for (int c = j + threadIdx.x; c < w; c += blockDim.x) row[c] = at(j - first_row, c);
-    grid.sync();
-
-    // Every block combines the parts in the same order: all agree on the reflector. Up to 32
-    // blocks every warp combines them itself, a block a lane, and needs no block barrier (as the
-    // LU panel's candidates); with more, warp 0 combines them for the block. Everything a warp
-    // reads of the exchange for this column (its lane's block's parts, the products of its first
-    // two columns, row j's entries there) is loaded at once: one round trip to L2, where
-    // loading each where it is used took four (H100, 4096 rows: about 4000 of the column's 10300
-    // cycles).
-    const bool lane_per_block = blocks <= 32;
-    const int first_column = j + 1 + warp, second_column = first_column + panel_warps;
-    int lane_exponent = no_exponent;
-    Real lane_square = 0;
-    T first_product = zero, second_product = zero;
-    if (lane_per_block && lane < blocks) {
-      lane_exponent = ops::load_coherent(&exponents[lane]);
-      lane_square = ops::load_coherent(&squares[lane]);
-      const T* lane_products = products + std::size_t(lane) * w;
-      if (first_column < w) first_product = ops::load_coherent(lane_products + first_column);
-      if (second_column < w) second_product = ops::load_coherent(lane_products + second_column);
-    }
-    const T alpha = ops::load_coherent(&row[j]);
-    const T first_row_entry = first_column < w ? ops::load_coherent(&row[first_column]) : zero;
-    const T second_row_entry = second_column < w ? ops::load_coherent(&row[second_column]) : zero;
-    Real xnorm = 0;
-    if (lane_per_block) {
-      const int largest_exponent = __reduce_max_sync(0xffffffff, lane_exponent);
-      const Real q =
-          warp_reduce(scale2(lane_square, 2 * (lane_exponent - largest_exponent)), Plus());
-      xnorm = __shfl_sync(0xffffffff, scale2(square_root(q), largest_exponent), 0);
-    } else {
-      if (warp == 0) {
-        int largest_exponent = no_exponent;
-        for (int b = lane; b < blocks; b += 32)
-          largest_exponent = max(largest_exponent, ops::load_coherent(&exponents[b]));
-        largest_exponent = __reduce_max_sync(0xffffffff, largest_exponent);
-        Real q = 0;
-        for (int b = lane; b < blocks; b += 32)
-          q += scale2(ops::load_coherent(&squares[b]),
-                      2 * (ops::load_coherent(&exponents[b]) - largest_exponent));
-        q = warp_reduce(q, Plus());
-        if (lane == 0) column_norm = scale2(square_root(q), largest_exponent);
+        at(i, j) = ops::divide(at(i, j), divisor);
+      if (owns(j) && threadIdx.x == 0) at(j - first_row, j) = ops::make_scalar<T>(beta);
+      __syncthreads();
+      // Lanes take rows and warps columns: consecutive lanes on consecutive words, and no index
+      // arithmetic in the loop.
+      for (int i = max(0, j - first_row) + lane; i < rows; i += 32) {
+        const T v = first_row + i == j ? one : at(i, j);
+        for (int c = j + 1 + warp; c < w; c += panel_warps)
+          at(i, c) = ops::minus_product(at(i, c), v, update[c]);
       }
       __syncthreads();
-      xnorm = column_norm;
     }
-    const Real alpha_re = ops::real_part(alpha), alpha_im = ops::imag_part(alpha);
-    if (xnorm == Real(0) && alpha_im == Real(0)) {  // H(j) = I: R's diagonal is alpha, tau 0
-      if (block == 0 && threadIdx.x == 0) tau[j * tau_stride] = zero;
-      continue;
-    }
-    // larfg: beta = -sign(re alpha) ||(alpha, x)||, tau = (beta - alpha) / beta.
-    const Real norm = ops::norm3(alpha_re, alpha_im, xnorm);
-    const Real beta = alpha_re >= Real(0) ? -norm : norm;
-    const T t = ops::make_scalar<T>((beta - alpha_re) / beta, -alpha_im / beta);
-    const T divisor = ops::make_scalar<T>(alpha_re - beta, alpha_im);  // v = x / divisor
-    if (block == 0 && threadIdx.x == 0) tau[j * tau_stride] = t;
-
-    // H(j)^H = I - conj(tau) v v^H on column c: w_c = conj(tau) (a_jc + sum_b 2^e_b s_bc /
-    // conj(divisor)), each term brought to the divisor's exponent first: 2^e_b <= 2 |divisor|
-    // (|x_i| <= |beta| <= |divisor|), so no term exceeds a few times the block's products.
-    const int shift = exponent_of(fmax(fabs(alpha_re - beta), fabs(alpha_im)));
-    const T inverse = ops::divide(one, scale2(ops::conjugate(divisor), -shift));
-    const T applied = ops::conjugate(t);
-    for (int c = first_column, k = 0; c < w; c += panel_warps, ++k) {
-      T s = zero;
-      if (lane_per_block && k < 2)
-        s = scale2(k == 0 ? first_product : second_product, lane_exponent - shift);
-      else
-        for (int b = lane; b < blocks; b += 32)
-          s = ops::add(s, scale2(ops::load_coherent(&products[std::size_t(b) * w + c]),
-                                 ops::load_coherent(&exponents[b]) - shift));
-      s = warp_reduce(s, Plus());
-      const T entry = k == 0   ? first_row_entry
-                      : k == 1 ? second_row_entry
-                               : ops::load_coherent(&row[c]);
-      if (lane == 0) update[c] = ops::multiply(applied, ops::add(entry, ops::multiply(s, inverse)));
-    }
-    // v below the diagonal, divided, not multiplied by a reciprocal that could overflow (as the
-    // portable geqr2); R's diagonal in place of v(j) = 1, which the update below takes as one.
-    for (int i = below + threadIdx.x; i < rows; i += blockDim.x)
-      at(i, j) = ops::divide(at(i, j), divisor);
-    if (owns(j) && threadIdx.x == 0) at(j - first_row, j) = ops::make_scalar<T>(beta);
-    __syncthreads();
-    // Lanes take rows and warps columns: consecutive lanes on consecutive words, and no index
-    // arithmetic in the loop.
-    for (int i = max(0, j - first_row) + lane; i < rows; i += 32) {
-      const T v = first_row + i == j ? one : at(i, j);
-      for (int c = j + 1 + warp; c < w; c += panel_warps)
-        at(i, c) = ops::minus_product(at(i, c), v, update[c]);
-    }
-    __syncthreads();
   }
 
-  store_rows();
+  store_rows(0, w);
 }
 
 std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 }  // namespace
 
+// Shared memory the Cholesky QR path needs beside the rows: the small matrices, and one more row
+// of w entries for an odd column stride (the Gram matrices' loads then hit distinct banks).
+std::size_t cholesky_qr_bytes(int w, int entry_bytes) {
+  return SmallMatrices<double, double>::bytes(entry_bytes) + std::size_t(w) * entry_bytes;
+}
+
+// A panel wider than cholesky_qr_widest is taken only where its leaves fit the Cholesky QR path;
+// a taller one would run Householder QR column by column, slower than the caller's recursion.
 int geqr2_height_limit(int device, int w, int entry_bytes) {
-  return panel_grid::height_limit(device, w, entry_bytes, static_shared_bytes);
+  const std::size_t leaves = w > cholesky_qr_widest ? cholesky_qr_bytes(w, entry_bytes) : 0;
+  return panel_grid::height_limit(device, w, entry_bytes, static_shared_bytes + int(leaves));
 }
 
 template <class T>
@@ -672,17 +836,17 @@ void geqr2(int device, cudaStream_t stream, T* panel, T* tau, const Geqr2Problem
   using Real = ops::real_of_t<T>;
   if (p.p > geqr2_height_limit(device, p.w, sizeof(T)))
     throw std::invalid_argument("basalt: cuda geqr2: the panel exceeds the fused kernel's height");
-  // Cholesky QR first where the panel is taller than wide, no wider than a warp, and its rows
-  // fit beside the small matrices with an odd column stride (the Gram matrices' loads then hit
-  // distinct banks): one more row of w entries.
-  const std::size_t cholesky_qr_bytes = SmallMatrices<T, Real>::bytes() + p.w * sizeof(T);
-  const bool cholesky_qr = p.w <= cholesky_qr_widest && p.p > p.w &&
-                           p.p <= panel_grid::height_limit(device, p.w, sizeof(T),
-                                                           static_shared_bytes + cholesky_qr_bytes);
-  auto grid = panel_grid::plan(device, stream, p.p, p.w, sizeof(T),
-                               static_shared_bytes + (cholesky_qr ? cholesky_qr_bytes : 0),
-                               min_rows_per_block);
-  if (cholesky_qr) grid.shared_bytes += cholesky_qr_bytes;
+  // Cholesky QR first where the first leaf is taller than wide and the rows fit beside the
+  // small matrices.
+  const int leaf_width = p.w <= cholesky_qr_widest ? p.w : wide_leaf;
+  const std::size_t leaf_bytes = cholesky_qr_bytes(p.w, sizeof(T));
+  const bool cholesky_qr =
+      p.p > leaf_width &&
+      p.p <= panel_grid::height_limit(device, p.w, sizeof(T), static_shared_bytes + leaf_bytes);
+  auto grid =
+      panel_grid::plan(device, stream, p.p, p.w, sizeof(T),
+                       static_shared_bytes + (cholesky_qr ? leaf_bytes : 0), min_rows_per_block);
+  if (cholesky_qr) grid.shared_bytes += leaf_bytes;
   const int blocks = grid.blocks, rows_per_block = grid.rows_per_block;
   const auto kernel = factor_panel<T, Real>;
   panel_grid::make_resident(kernel, panel_threads, grid, device);
@@ -693,10 +857,13 @@ void geqr2(int device, cudaStream_t stream, T* panel, T* tau, const Geqr2Problem
   const std::size_t exponent_bytes = aligned(2 * std::size_t(blocks) * sizeof(int));
   const std::size_t gram_bytes =
       cholesky_qr ? aligned(2 * std::size_t(blocks) * gram_entries * sizeof(T)) : 0;
-  const std::size_t below_bytes = cholesky_qr ? std::size_t(blocks) * sizeof(int) : 0;
-  auto* exchange = static_cast<unsigned char*>(acquire_workspace(
-      device, stream,
-      product_bytes + row_bytes + square_bytes + exponent_bytes + gram_bytes + below_bytes));
+  const std::size_t below_bytes = cholesky_qr ? aligned(std::size_t(blocks) * sizeof(int)) : 0;
+  const std::size_t part_bytes =
+      cholesky_qr && p.w > leaf_width ? std::size_t(blocks) * wide_leaf * p.w * sizeof(T) : 0;
+  auto* exchange = static_cast<unsigned char*>(
+      acquire_workspace(device, stream,
+                        product_bytes + row_bytes + square_bytes + exponent_bytes + gram_bytes +
+                            below_bytes + part_bytes));
   Published<T, Real> published{
       reinterpret_cast<T*>(exchange), reinterpret_cast<T*>(exchange + product_bytes),
       reinterpret_cast<Real*>(exchange + product_bytes + row_bytes),
@@ -704,8 +871,9 @@ void geqr2(int device, cudaStream_t stream, T* panel, T* tau, const Geqr2Problem
   CholeskyQrExchange<T> cholesky_qr_exchange{};
   if (cholesky_qr) {
     unsigned char* grams = exchange + product_bytes + row_bytes + square_bytes + exponent_bytes;
-    cholesky_qr_exchange = {reinterpret_cast<T*>(grams),
-                            reinterpret_cast<int*>(grams + gram_bytes)};
+    cholesky_qr_exchange = {
+        reinterpret_cast<T*>(grams), reinterpret_cast<int*>(grams + gram_bytes),
+        part_bytes ? reinterpret_cast<T*>(grams + gram_bytes + below_bytes) : nullptr};
   }
   int m = p.p, w = p.w, rows = rows_per_block,
       ld = cholesky_qr ? rows_per_block | 1 : rows_per_block;

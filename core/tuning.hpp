@@ -108,7 +108,8 @@ int herk_leaf_width() {
 inline constexpr int portable_herk_leaf_width = 128;
 
 struct Qr {
-  int block;              // nb: reflectors per block of the outer loop (and of ormqr / orgqr)
+  int factor_block;       // nb of geqrf's outer loop
+  int block;              // reflectors per block of ormqr and orgqr
   int recursion_width;    // the recursive panel (and T) stops halving at this width
   int team_panel_rows;    // geqr2 runs as one team up to this height, other paths above
   int tall_skinny_ratio;  // m >= ratio n (n <= block) tries Cholesky QR first; 0: never
@@ -126,14 +127,18 @@ struct Qr {
 // the fused kernel, 16-column leaves beat 32 by 4% at n = 4096 and 8192 on the H100 (nb 128 and
 // 512 within 5% of 256; 64-column leaves 12-17% slower); once the kernel factored its panels by
 // Cholesky QR (two grid barriers a panel), 16 and 32 came within 4% of each other at n = 4096 to
-// 8192 and 16 was 9% ahead at 2048, so 16 stays. A matrix at least 16 times taller than
-// wide goes to Cholesky QR (qr_tall_skinny.hpp), whose passes over the rows are all gemms.
+// 8192 and 16 was 9% ahead at 2048, so 16 stays. Since the kernel takes a whole nb-wide panel
+// (its 16-column leaves and their updates in one launch), geqrf's nb of 128 beats 256 by 5-9%
+// from 2048 to 12288 and trails it by 4% at 16384 (H200, d; 96 and 192 ahead of 128 by up to 4%
+// at some sizes, behind at others; 64 slower), while ormqr keeps 256 (128 ran 15-18% slower
+// from 4096 to 16384). A matrix at least 16 times taller than wide, and no wider than ormqr's
+// block, goes to Cholesky QR (qr_tall_skinny.hpp), whose passes over the rows are all gemms.
 template <class ExecSpace>
 Qr qr() {
   if constexpr (is_gpu_v<ExecSpace>)
-    return {256, 16, 256, 16};
+    return {128, 256, 16, 256, 16};
   else
-    return {64, 8, std::numeric_limits<int>::max(), 16};
+    return {64, 64, 8, std::numeric_limits<int>::max(), 16};
 }
 
 // The portable batched kernels: one team per matrix. On a GPU a team is team_size threads of

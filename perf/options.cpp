@@ -62,7 +62,8 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
   app.add_flag("--vendor", o.vendor, "time the vendor library in the same run");
   app.add_flag("--energy", o.energy, "read the energy counters (NVML, RAPL)");
   app.add_flag("--portable", o.portable, "force the portable implementation");
-  app.add_option("--nb", o.nb, "getrf, potrf, geqrf: outer block width instead of the library's")
+  app.add_option("--nb", o.nb,
+                 "getrf, potrf, geqrf, ormqr: outer block width instead of the library's")
       ->check(CLI::PositiveNumber);
   app.add_option("--recursion-width", o.recursion_width,
                  "getrf, potrf, geqrf: width at which the recursive panel stops halving")

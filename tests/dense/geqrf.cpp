@@ -272,7 +272,7 @@ TEMPLATE_TEST_CASE("geqrf with either geqr2", "[geqrf]", float, double, Kokkos::
          std::vector<Shape>{{1, 1}, {9, 9}, {130, 40}, {300, 70}, {500, 9}, {129, 129}, {40, 150}})
       for (Kind kind : {Kind::random, Kind::zero_column}) {
         CAPTURE(team_rows, m, n, static_cast<int>(kind));
-        const tuning::Qr tune{64, 8, team_rows};
+        const tuning::Qr tune{64, 64, 8, team_rows};
         check_geqrf(test_matrix<T>(m, n, kind), kind, m % 2 == 0,
                     [&](const auto& A, const auto& tau) { impl::geqrf(Exec(), A, tau, tune); });
       }
@@ -284,7 +284,7 @@ TEMPLATE_TEST_CASE("geqrf with either geqr2", "[geqrf]", float, double, Kokkos::
 TEMPLATE_TEST_CASE("geqrf with look-ahead over many blocks", "[geqrf]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
-  const tuning::Qr tune{48, 16, 100};
+  const tuning::Qr tune{48, 48, 16, 100};
   int index = 0;
   for (const auto [m, n] : std::vector<Shape>{{300, 250}, {250, 300}, {400, 100}})
     for (Kind kind : {Kind::random, Kind::graded}) {
@@ -295,12 +295,13 @@ TEMPLATE_TEST_CASE("geqrf with look-ahead over many blocks", "[geqrf]", float, d
     }
 }
 
-// The GPU's tuning on this backend: 256-column blocks, panels halved five times down to 16
-// columns, T joined over blocks of up to 128 reflectors; widths not powers of two split unevenly.
+// The GPU's tuning on this backend: geqrf's 128-column blocks, panels halved down to 16 columns
+// where no backend kernel takes them whole, ormqr's and orgqr's 256-column blocks, T joined over
+// blocks of up to 128 reflectors; widths not powers of two split unevenly.
 TEMPLATE_TEST_CASE("QR routines with the GPU's tuning", "[geqrf][ormqr][orgqr]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
-  const tuning::Qr tune{256, 16, 256};
+  const tuning::Qr tune{128, 256, 16, 256};
   int index = 0;
   for (const auto [m, n] : std::vector<Shape>{{300, 300}, {520, 257}, {200, 330}})
     for (Kind kind : {Kind::random, Kind::zero_column, Kind::graded}) {

@@ -190,6 +190,8 @@ constexpr int cholesky_qr_widest = 32;
 // A panel wider than cholesky_qr_widest is factored in leaves of this many columns, each
 // followed by its block reflector's update of the columns to its right, all in one launch.
 constexpr int wide_leaf = 16;
+// Columns of W = V^H C a block sums and applies at a time.
+constexpr int chunk_columns = 128;
 // The small matrices' column stride: odd, so that lanes on rows and lanes on columns both hit
 // distinct banks.
 constexpr int small_ld = cholesky_qr_widest + 1;
@@ -204,6 +206,7 @@ struct CholeskyQrExchange {
   T* grams;    // [2][blocks][gram_entries]: each block's A^H A, then W^H W (lower triangles)
   int* below;  // [blocks]: bit c set where the block has a nonzero below the diagonal in column c
   T* parts;    // [blocks][wide_leaf * w]: each block's V^H [V C] of a wide panel's leaf
+  T* reduced;  // [wide_leaf * w]: their sums
 };
 
 // A block's own small matrices in shared memory, w x w each with column stride small_ld.
@@ -282,6 +285,7 @@ __device__ void sum_grams(const T* grams, int blocks, int w, T* g, Real& distanc
     const int i = e % w, j = e / w;
     if (i < j) continue;
     T sum = ops::make_scalar<T>(0);
+#pragma unroll 8
     for (int b = 0; b < blocks; ++b)
       sum = ops::add(sum, ops::load_coherent(
                               &grams[std::size_t(b) * gram_entries + i + j * cholesky_qr_widest]));
@@ -485,14 +489,15 @@ __device__ bool factor_by_cholesky_qr(T* rows_tile, int ld, int rows, int first_
 // The columns to the right of a wide panel's leaf, C (nc columns after the leaf's wide_leaf),
 // overwritten by Q^H C, Q = I - V T V^H the leaf's reflectors just factored by Cholesky QR.
 // `leaf` holds the block's rows of the leaf from its first row at or below the leaf's top
-// (first_row of them above it in the leaf), C's columns after them. One grid barrier: the
-// blocks publish their rows' V^H [V C], then every block sums the parts in block order, builds
-// T from V^H V and tau (LAPACK's larft) and applies C -= V (T^H (V^H C)) to its own rows.
-// Lanes run along columns and every lane of a warp reads the same row of V: one broadcast load
-// an entry, 16 accumulators a lane.
+// (first_row of them above it in the leaf), C's columns after them. Two grid barriers: the
+// blocks publish their rows' V^H [V C]; each block sums a slice of the parts and publishes it;
+// then every block reads the sums, builds T from V^H V and tau (LAPACK's larft) and applies
+// C -= V (T^H (V^H C)) to its own rows. In the products over rows, lanes run along columns and
+// every lane of a warp reads the same row of V: one broadcast load an entry.
 template <class T, class Real>
 __device__ void update_right_of_leaf(T* leaf, int ld, int rows, int first_row, int nc, T* parts,
-                                     const SmallMatrices<T, Real>& s, cg::grid_group& grid) {
+                                     T* reduced, const SmallMatrices<T, Real>& s,
+                                     cg::grid_group& grid) {
   constexpr int L = wide_leaf;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, block = blockIdx.x;
   const int columns = L + nc;  // V's, then C's
@@ -509,37 +514,84 @@ __device__ void update_right_of_leaf(T* leaf, int ld, int rows, int first_row, i
   }
   __syncthreads();
 
-  // This block's part of V^H [V C], entry (i, c) at parts[block][i + c L].
+  // This block's part of V^H [V C], entry (i, c) at parts[block][i + c L]. Warps split the
+  // groups of 32 columns and the rows between them; the splits after the first hand their sums
+  // to the first through the small matrices' room (3 x widest x small_ld entries, free now).
   T* mine = parts + std::size_t(block) * L * (L + nc);
-  for (int group = warp; group * 32 < columns; group += panel_warps) {
+  T* handed = s.factor(0);
+  const int groups = (columns + 31) / 32;
+  const int splits =
+      max(1, min(panel_warps / groups, 1 + 3 * cholesky_qr_widest * small_ld / (groups * 32 * L)));
+  const int split_rows = (rows + splits - 1) / splits;
+  T sum[L];
+  for (int unit = warp; unit < groups * splits; unit += panel_warps) {
+    const int group = unit % groups, split = unit / groups;
     const int c = group * 32 + lane, read = min(c, columns - 1);
-    T sum[L];
 #pragma unroll
     for (int i = 0; i < L; ++i) sum[i] = zero;
-    for (int r = 0; r < rows; ++r) {
+#pragma unroll 2
+    for (int r = split * split_rows; r < min(rows, (split + 1) * split_rows); ++r) {
       const T y = at(r, read);
 #pragma unroll
       for (int i = 0; i < L; ++i)
         sum[i] = ops::add(sum[i], ops::multiply(ops::conjugate(at(r, i)), y));
     }
-    if (c < columns)
+    if (split > 0)  // entry i at handed[(unit - groups) * 32 L + lane + 32 i]
+#pragma unroll
+      for (int i = 0; i < L; ++i) handed[(unit - groups) * 32 * L + lane + 32 * i] = sum[i];
+    else if (splits == 1 && c < columns)
 #pragma unroll
       for (int i = 0; i < L; ++i) mine[i + c * L] = sum[i];
+  }
+  if (splits > 1) {  // then every warp took one unit at most, warp g < groups group g's first
+    __syncthreads();
+    const int c = warp * 32 + lane;
+    if (warp < groups) {
+      for (int unit = warp + groups; unit < groups * splits; unit += groups)
+#pragma unroll
+        for (int i = 0; i < L; ++i)
+          sum[i] = ops::add(sum[i], handed[(unit - groups) * 32 * L + lane + 32 * i]);
+      if (c < columns)
+#pragma unroll
+        for (int i = 0; i < L; ++i) mine[i + c * L] = sum[i];
+    }
+  }
+  grid.sync();
+
+  // Each block sums its slice of the entries over all blocks and publishes it; after one more
+  // grid barrier every block reads all the sums. (Every block summing all the parts itself
+  // reads every part from L2 once per block, which cost more than this barrier.) A slice is
+  // summed 64 entries at a time, each entry's blocks in four runs side by side, the runs then
+  // added in order: the same bits every run.
+  const std::size_t part_stride = std::size_t(L) * columns;
+  {
+    const int blocks = gridDim.x, total = L * columns, slice = (total + blocks - 1) / blocks;
+    const int first_entry = block * slice,
+              count = max(0, min(total, first_entry + slice) - first_entry);
+    const int run_length = (blocks + 3) / 4, entry = tid % 64, run = tid / 64;
+    T* run_sums = s.factor(0);
+    for (int e0 = 0; e0 < count; e0 += 64) {
+      const int e = first_entry + e0 + entry;
+      T sum = zero;
+      if (e0 + entry < count)
+#pragma unroll 4
+        for (int b = run * run_length; b < min(blocks, (run + 1) * run_length); ++b)
+          sum = ops::add(sum, ops::load_coherent(&parts[b * part_stride + e]));
+      run_sums[tid] = sum;
+      __syncthreads();
+      if (run == 0 && e0 + entry < count)
+        reduced[e] = ops::add(ops::add(ops::add(sum, run_sums[tid + 64]), run_sums[tid + 128]),
+                              run_sums[tid + 192]);
+      __syncthreads();
+    }
   }
   grid.sync();
 
   // G = V^H V (its upper triangle is what larft reads), then T by warp 0, lane i on row i.
-  const int blocks = gridDim.x;
-  const std::size_t part_stride = std::size_t(L) * (L + nc);
   T* g = s.factor(0);
   T* t = g + L * L;
   T* w = t + L * L;  // a chunk of W = V^H C, then T^H W, L x chunk
-  for (int e = tid; e < L * L; e += blockDim.x) {
-    T sum = zero;
-    for (int b = 0; b < blocks; ++b)
-      sum = ops::add(sum, ops::load_coherent(&parts[b * part_stride + e]));
-    g[e] = sum;
-  }
+  for (int e = tid; e < L * L; e += blockDim.x) g[e] = ops::load_coherent(&reduced[e]);
   __syncthreads();
   if (tid < L) {
     const int i = tid;
@@ -558,15 +610,12 @@ __device__ void update_right_of_leaf(T* leaf, int ld, int rows, int first_row, i
   }
   __syncthreads();
 
-  constexpr int chunk = 128;
-  for (int first = 0; first < nc; first += chunk) {
-    const int width = min(chunk, nc - first);
-    for (int e = tid; e < L * width; e += blockDim.x) {
-      T sum = zero;
-      const std::size_t at_part = std::size_t(L) * (L + first) + e;
-      for (int b = 0; b < blocks; ++b)
-        sum = ops::add(sum, ops::load_coherent(&parts[b * part_stride + at_part]));
-      w[e] = sum;
+  for (int first = 0; first < nc; first += chunk_columns) {
+    const int width = min(chunk_columns, nc - first);
+#pragma unroll
+    for (int k = 0; k < L * chunk_columns / panel_threads; ++k) {  // all loads at once
+      const int e = tid + k * panel_threads;
+      if (e < L * width) w[e] = ops::load_coherent(&reduced[L * (L + first) + e]);
     }
     __syncthreads();
     if (tid < width) {  // column tid of W becomes T^H W: (T^H)(i, l) = conj(T(l, i)), l <= i
@@ -592,11 +641,19 @@ __device__ void update_right_of_leaf(T* leaf, int ld, int rows, int first_row, i
       T y[L];
 #pragma unroll
       for (int i = 0; i < L; ++i) y[i] = w[i + read * L];
-      for (int r = begin; r < end; ++r) {
-        T x = at(r, L + first + read);
+      constexpr int together = 4;  // rows, each a chain of L dependent multiply-adds
+      for (int r = begin; r < end; r += together) {
+        T x[together];
 #pragma unroll
-        for (int i = 0; i < L; ++i) x = ops::minus_product(x, at(r, i), y[i]);
-        if (c < width) at(r, L + first + c) = x;
+        for (int q = 0; q < together; ++q) x[q] = at(min(r + q, end - 1), L + first + read);
+#pragma unroll
+        for (int i = 0; i < L; ++i)
+#pragma unroll
+          for (int q = 0; q < together; ++q)
+            x[q] = ops::minus_product(x[q], at(min(r + q, end - 1), i), y[i]);
+#pragma unroll
+        for (int q = 0; q < together; ++q)
+          if (c < width && r + q < end) at(r + q, L + first + c) = x[q];
       }
     }
     __syncthreads();
@@ -665,8 +722,8 @@ __global__ void __launch_bounds__(panel_threads)
                                                per_warp[2], grid);
       if (factored) {
         if (leaf_end < w)
-          update_right_of_leaf(leaf_rows, ld, n_rows, n_first, w - leaf_end, exchange.parts, small,
-                               grid);
+          update_right_of_leaf(leaf_rows, ld, n_rows, n_first, w - leaf_end, exchange.parts,
+                               exchange.reduced, small, grid);
         continue;
       }
       load_rows(leaf, leaf_end);
@@ -859,7 +916,7 @@ void geqr2(int device, cudaStream_t stream, T* panel, T* tau, const Geqr2Problem
       cholesky_qr ? aligned(2 * std::size_t(blocks) * gram_entries * sizeof(T)) : 0;
   const std::size_t below_bytes = cholesky_qr ? aligned(std::size_t(blocks) * sizeof(int)) : 0;
   const std::size_t part_bytes =
-      cholesky_qr && p.w > leaf_width ? std::size_t(blocks) * wide_leaf * p.w * sizeof(T) : 0;
+      cholesky_qr && p.w > leaf_width ? (std::size_t(blocks) + 1) * wide_leaf * p.w * sizeof(T) : 0;
   auto* exchange = static_cast<unsigned char*>(
       acquire_workspace(device, stream,
                         product_bytes + row_bytes + square_bytes + exponent_bytes + gram_bytes +
@@ -871,9 +928,9 @@ void geqr2(int device, cudaStream_t stream, T* panel, T* tau, const Geqr2Problem
   CholeskyQrExchange<T> cholesky_qr_exchange{};
   if (cholesky_qr) {
     unsigned char* grams = exchange + product_bytes + row_bytes + square_bytes + exponent_bytes;
-    cholesky_qr_exchange = {
-        reinterpret_cast<T*>(grams), reinterpret_cast<int*>(grams + gram_bytes),
-        part_bytes ? reinterpret_cast<T*>(grams + gram_bytes + below_bytes) : nullptr};
+    T* parts = part_bytes ? reinterpret_cast<T*>(grams + gram_bytes + below_bytes) : nullptr;
+    cholesky_qr_exchange = {reinterpret_cast<T*>(grams), reinterpret_cast<int*>(grams + gram_bytes),
+                            parts, parts ? parts + std::size_t(blocks) * wide_leaf * p.w : nullptr};
   }
   int m = p.p, w = p.w, rows = rows_per_block,
       ld = cholesky_qr ? rows_per_block | 1 : rows_per_block;

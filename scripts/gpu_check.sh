@@ -86,13 +86,16 @@ step potrf-check "$perf" --routine potrf --prec s,d,c,z --n 3000 --niter 1 --che
 fi
 
 if wants qr; then
-echo "== dense QR beside cuSOLVER: square, tall-skinny, the time by building block; ormqr (Q^H C)"
+echo "== dense QR beside cuSOLVER: square, tall-skinny, the time by building block; the panel"
+echo "   (a leaf, and a whole block of 128 columns); ormqr (Q^H C)"
 step geqrf "$perf" --routine geqrf --prec d --n 2048:16384:2048 --niter 3 --vendor --breakdown \
   --csv "$out/geqrf.csv"
 step geqrf-tall "$perf" --routine geqrf --prec d --m 1000000 --n 32:256:32 --niter 3 --vendor --breakdown \
   --csv "$out/geqrf-tall.csv"
 step geqrf-check "$perf" --routine geqrf --prec s,d,c,z --n 3000 --niter 1 --check
 step geqr2 "$perf" --routine geqr2 --prec d --m 2048:14336:4096 --n 16 --niter 5 --csv "$out/geqr2.csv"
+step geqr2-block "$perf" --routine geqr2 --prec d --m 2048:10240:4096 --n 128 --niter 5 \
+  --csv "$out/geqr2-block.csv"
 step ormqr "$perf" --routine ormqr --prec d,z --n 4096:16384:4096 --nrhs 256 --niter 3 --vendor --check \
   --csv "$out/ormqr.csv"
 fi

@@ -1,7 +1,8 @@
-// CUDA QR panel: one cooperative kernel, the panel in shared memory. It first tries Cholesky QR
-// twice with Householder reconstruction (two grid barriers for the whole panel); where the panel
-// is too ill-conditioned for that, Householder QR with one grid barrier per column (the LU
-// panel's design, getf2.cu).
+// CUDA QR panel: one cooperative kernel, the panel in shared memory, factored in leaves of up to
+// 32 columns (16 in a wider panel). It first tries each leaf by Cholesky QR twice with
+// Householder reconstruction (two grid barriers), followed in a wider panel by the leaf's block
+// reflector on the columns to its right (two more); where a leaf is too ill-conditioned for
+// that, Householder QR with one grid barrier per column (the LU panel's design, getf2.cu).
 #include <cooperative_groups.h>
 #include <cuComplex.h>
 

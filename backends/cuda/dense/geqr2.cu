@@ -191,7 +191,7 @@ constexpr int cholesky_qr_widest = 32;
 // A panel wider than cholesky_qr_widest is factored in leaves of this many columns, each
 // followed by its block reflector's update of the columns to its right, all in one launch.
 constexpr int wide_leaf = 16;
-// Columns of W = V^H C a block sums and applies at a time.
+// Columns of W = V^H C a block reads and applies at a time.
 constexpr int chunk_columns = 128;
 // The small matrices' column stride: odd, so that lanes on rows and lanes on columns both hit
 // distinct banks.

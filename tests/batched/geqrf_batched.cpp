@@ -708,33 +708,21 @@ TEMPLATE_TEST_CASE("cuda::geqrf_batched up to 32 x 32 equals portable::geqrf_bat
   check_against_portable(originals, kinds, false);
 }
 
-// The block-per-matrix CUDA kernel (largest dimension 33 to 256) against the portable team
-// kernel: square, tall and wide fixed batches of sizes around the panel width and the limit,
-// and one variable batch of sizes 0 to 256 mixed.
+// The CUDA kernels for a largest dimension of 33 to 256 (up to 64 the column-pair kernel, but in
+// complex double; above, the block-per-matrix kernel) against the portable team kernel: square,
+// tall and wide fixed batches of sizes around the pair kernel's classes (48, 64), the block
+// kernel's panel width and the limit, and one variable batch of sizes 0 to 256 mixed.
 TEMPLATE_TEST_CASE("cuda::geqrf_batched over 32 x 32 equals portable::geqrf_batched",
                    "[geqrf_batched][cuda]", float, double, Kokkos::complex<float>,
                    Kokkos::complex<double>) {
   using T = TestType;
   const std::vector<Kind> cycle = {Kind::random, Kind::zero_column, Kind::graded,
                                    Kind::repeated_column};
-  for (const auto [m, n] : std::vector<std::pair<int, int>>{{33, 33},
-                                                            {47, 47},
-                                                            {64, 64},
-                                                            {100, 100},
-                                                            {128, 128},
-                                                            {255, 255},
-                                                            {256, 256},
-                                                            {256, 40},
-                                                            {200, 33},
-                                                            {100, 64},
-                                                            {64, 40},
-                                                            {40, 64},
-                                                            {47, 1},
-                                                            {40, 256},
-                                                            {33, 100},
-                                                            {64, 200},
-                                                            {1, 47},
-                                                            {20, 256}}) {
+  for (const auto [m, n] : std::vector<std::pair<int, int>>{
+           {33, 33},  {47, 47},  {48, 48},   {49, 49},   {63, 17},   {17, 63},
+           {64, 64},  {65, 65},  {100, 100}, {128, 128}, {255, 255}, {256, 256},
+           {256, 40}, {200, 33}, {100, 64},  {64, 40},   {40, 64},   {47, 1},
+           {40, 256}, {33, 100}, {64, 200},  {1, 47},    {20, 256}}) {
     CAPTURE(m, n);
     std::vector<HostMatrix<T>> originals;
     for (const Kind kind : cycle) originals.push_back(member<T>(m, n, kind));
@@ -754,7 +742,7 @@ TEMPLATE_TEST_CASE("cuda::geqrf_batched over 32 x 32 equals portable::geqrf_batc
 }
 
 // Entries whose squares overflow or underflow (the scaled norm's path), NaN passed through
-// without hanging, in both CUDA kernels, and the sizes past their limit left to the portable
+// without hanging, in the three CUDA kernels, and the sizes past their limit left to the portable
 // path.
 TEMPLATE_TEST_CASE("cuda::geqrf_batched on extreme entries and past its limit",
                    "[geqrf_batched][cuda]", float, double) {
@@ -762,7 +750,8 @@ TEMPLATE_TEST_CASE("cuda::geqrf_batched on extreme entries and past its limit",
   const int top = std::numeric_limits<T>::max_exponent;
   const std::vector<double> scales = {std::ldexp(1.0, top - 28), std::ldexp(1.0, -top + 24), 1.0,
                                       1.0};
-  for (const auto [m, n] : std::vector<std::pair<int, int>>{{70, 50}, {32, 20}, {20, 32}, {7, 5}}) {
+  for (const auto [m, n] :
+       std::vector<std::pair<int, int>>{{70, 50}, {60, 45}, {40, 64}, {32, 20}, {20, 32}, {7, 5}}) {
     CAPTURE(m, n);
     std::vector<HostMatrix<T>> originals;
     for (const double scale : scales) {

@@ -1,6 +1,9 @@
-// CUDA batched Householder QR of small matrices: one warp segment per matrix, lane c holding
-// column c in registers, the current reflector in shared memory.
+// CUDA batched Householder QR of small matrices, the current reflector in shared memory: up to
+// 32 x 32 one warp segment per matrix, lane c holding column c in registers; up to 64 x 64 a
+// block per matrix, two threads per column.
 #include <cuComplex.h>
+
+#include <type_traits>
 
 #include "basalt/backends/cuda/batched/geqrf_batched_launch.hpp"
 #include "basalt/backends/cuda/batched/warp_batch.cuh"
@@ -21,31 +24,27 @@ constexpr int threads_per_block = 64;
 template <int S>
 constexpr int tile_size = (S + 1) * S + 1;
 
-// LAPACK's larfg on column j, held by the calling lane (col: its rows): beta = -sign(re alpha)
-// ||(alpha, x)||, tau = (beta - alpha) / beta, and the divisor of v = x / (alpha - beta); as
-// the portable team kernel. ||x|| from the plain sum of squares where that can neither have
-// overflowed nor lost squares to underflow, else scaled by the largest magnitude, from x as
-// the lane has already written it to the tile (x(i) at x_in_tile[i], i > j); ||(alpha, x)||
-// from the plain sum too where that is finite, else by norm3. Inlined into the
-// unrolled loop over j, so that every index of col is a constant.
+// Whether x's plain sum of squares gives its norm: finite, and large enough that squares lost
+// to underflow cannot matter.
+template <class Real>
+__device__ __forceinline__ bool squares_trusted(Real squares) {
+  return squares >= ops::smallest_trusted_square<Real>() && isfinite(squares);
+}
+
+// LAPACK's larfg for step j from alpha and the sum of squares of x (rows j + 1 .. N - 1): beta =
+// -sign(re alpha) ||(alpha, x)||, tau = (beta - alpha) / beta, and the divisor of v = x / (alpha -
+// beta); as the portable team kernel. ||(alpha, x)|| from the plain sum where that is trusted and
+// stays finite with alpha's square (one square root, no division), by norm3 where only x's is;
+// else ||x|| scaled by the largest magnitude, from x as the caller has written it to the tile (x(i)
+// at x_in_tile[i]).
 template <class T, int N>
-__device__ __forceinline__ void reflector(const T (&col)[N], const T* x_in_tile, int j, T& tau,
-                                          T& divisor, ops::real_of_t<T>& beta) {
+__device__ __forceinline__ void reflector_from_squares(ops::real_of_t<T> squares, T alpha,
+                                                       const T* x_in_tile, int j, T& tau,
+                                                       T& divisor, ops::real_of_t<T>& beta) {
   using Real = ops::real_of_t<T>;
   constexpr bool complex = sizeof(T) != sizeof(Real);
-  // Four partial sums: a shorter chain of dependent additions on the step's critical path.
-  Real partial[4] = {};
-#pragma unroll
-  for (int i = j + 1; i < N; ++i) {
-    const Real re = ops::real_part(col[i]), im = ops::imag_part(col[i]);
-    partial[i % 4] += re * re;
-    if (complex) partial[i % 4] += im * im;
-  }
-  const Real squares = (partial[0] + partial[1]) + (partial[2] + partial[3]);
-  const Real alpha_re = ops::real_part(col[j]), alpha_im = ops::imag_part(col[j]);
-  const bool trusted = squares >= ops::smallest_trusted_square<Real>() && isfinite(squares);
-  // ||(alpha, x)|| from the plain sum where that is finite too: one square root on the step's
-  // critical path instead of two and norm3's divisions.
+  const Real alpha_re = ops::real_part(alpha), alpha_im = ops::imag_part(alpha);
+  const bool trusted = squares_trusted(squares);
   const Real all_squares = squares + alpha_re * alpha_re + (complex ? alpha_im * alpha_im : 0);
   Real norm;
   bool x_is_zero = false;  // a trusted sum of squares is positive
@@ -74,6 +73,48 @@ __device__ __forceinline__ void reflector(const T (&col)[N], const T* x_in_tile,
   beta = alpha_re >= Real(0) ? -norm : norm;
   tau = identity ? T{} : ops::make_scalar<T>((beta - alpha_re) / beta, -alpha_im / beta);
   divisor = ops::make_scalar<T>(alpha_re - beta, alpha_im);
+}
+
+// Whether 1 / d is a normal number, so that x (1 / d) loses nothing to overflow or underflow
+// (LAPACK's larfg scales x by that reciprocal): d's larger part from the smallest normal number
+// to 2^-4 of the largest power of two (|d| is at most sqrt(2) times that part).
+template <class T>
+__device__ __forceinline__ bool has_normal_reciprocal(T d) {
+  using Real = ops::real_of_t<T>;
+  const Real largest = fmax(fabs(ops::real_part(d)), fabs(ops::imag_part(d)));
+  if constexpr (sizeof(Real) == 4)
+    return largest >= FLT_MIN && largest <= 0x1p124f;
+  else
+    return largest >= DBL_MIN && largest <= 0x1p1020;
+}
+
+// x's sum of squares over the calling thread's entries of it: col[k] is row first + stride k,
+// x the rows past j. Four partial sums: a shorter chain of dependent additions on the step's
+// critical path. Real sums of squares as one multiply-add each.
+template <class T, int K>
+__device__ __forceinline__ ops::real_of_t<T> squares_below(const T (&col)[K], int j, int first,
+                                                           int stride) {
+  using Real = ops::real_of_t<T>;
+  constexpr bool complex = sizeof(T) != sizeof(Real);
+  Real partial[4] = {};
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    if (first + stride * k <= j) continue;
+    const Real re = ops::real_part(col[k]), im = ops::imag_part(col[k]);
+    partial[k % 4] += re * re;
+    if (complex) partial[k % 4] += im * im;
+  }
+  return (partial[0] + partial[1]) + (partial[2] + partial[3]);
+}
+
+// larfg on column j, held whole by the calling lane (col: its rows), x as the lane has already
+// written it to the tile. Inlined into the unrolled loop over j, so that every index of col is a
+// constant.
+template <class T, int N>
+__device__ __forceinline__ void reflector(const T (&col)[N], const T* x_in_tile, int j, T& tau,
+                                          T& divisor, ops::real_of_t<T>& beta) {
+  reflector_from_squares<T, N>(squares_below(col, j, 0, 1), col[j], x_in_tile, j, tau, divisor,
+                               beta);
 }
 
 // The portable team kernel's geqr2, lane c of a segment owning column c. Step j: lane j forms
@@ -170,6 +211,147 @@ __global__ void __launch_bounds__(threads_per_block)
       a.base[lane * a.row_stride + c * a.col_stride] = tile[c * (S + 1) + lane];
 }
 
+// Matrices of 33 to 64 rows and columns (N = 48 or 64, the class): a block of 2 N threads per
+// matrix, two threads per column, half h of column c holding rows h, h + 2, h + 4, ... of it (so
+// that both halves stay busy as the steps leave the top rows behind); warp k holds columns 16 k
+// to 16 k + 15, its lane l the half l / 16 of column 16 k + l % 16. Step j: the warp holding
+// column j forms the reflector (the pair's two sums of squares added by a shuffle) and the pair
+// scales x by 1 / (alpha - beta), as LAPACK's larfg does (dividing where that reciprocal is not a
+// normal number), into the tile's column j; after one block barrier each column c > j takes w =
+// v^H A(j:m, c) as two half sums and a shuffle, and updates its rows. One block barrier a step,
+// no reductions across more than a pair of lanes. Rows and columns past the matrix are zero.
+template <class T, int N>
+__global__ void __launch_bounds__(2 * N, N == 64 ? 3 : 4)
+    geqrf_column_pairs(DeviceBatch<T> batch, DeviceBatch<T> taus) {
+  static_assert(N == 48 || N == 64, "phases of 16 steps, a warp per 16 columns");
+  using Real = ops::real_of_t<T>;
+  constexpr bool complex = sizeof(T) != sizeof(Real);
+  constexpr int ld = N + 1;  // 2 x 16 lanes reading rows 2 k + h of their columns: 2 wavefronts
+  constexpr int K = N / 2;   // rows a thread holds
+  __shared__ T tile[N * ld];
+  __shared__ T step_tau[2];  // by step parity: step j + 2 writes only after every read of j's
+  const int b = warp::member(batch, blockIdx.x, gridDim.x);
+  const warp::Located<T> a = warp::locate(batch, b);
+  const warp::Located<T> tau = warp::locate(taus, b);
+  const int m = a.rows, n = a.cols, steps = min(m, n);
+  const int lane = threadIdx.x % 32, h = lane / 16, warp_first = threadIdx.x / 32 * 16;
+  const int column = warp_first + lane % 16;
+
+  // Loads down the columns (thread t: row t % N of columns 2 k + t / N), all before the tile.
+  const int load_row = threadIdx.x % N, load_column = threadIdx.x / N;
+  T col[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int c = 2 * k + load_column;
+    col[k] = load_row < m && c < n ? a.base[load_row * a.row_stride + c * a.col_stride] : T{};
+  }
+#pragma unroll
+  for (int k = 0; k < K; ++k) tile[(2 * k + load_column) * ld + load_row] = col[k];
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < K; ++k) col[k] = tile[column * ld + 2 * k + h];
+
+  // The steps in phases of 16: a phase's loops over a thread's rows start at its first step's
+  // row (k = F), every step of it runs the same code (rolled: with the steps unrolled the kernel
+  // ran 1.6x-1.7x slower, perf/NOTES.md), and the rows between that start and step j take part with
+  // v = 0 (v(j) = 1), so no row needs a test. The tile's column j is written only at step j, by
+  // column j's pair, which alone read it before; the others read it after that step's barrier.
+  const auto phase = [&](auto first_k) {
+    constexpr int F = decltype(first_k)::value;
+#pragma unroll 1
+    for (int j = 2 * F; j < min(2 * F + 16, steps); ++j) {
+      T* const v = tile + j * ld;
+      if (threadIdx.x / 32 == j / 16) {
+        // The whole warp runs larfg, so that its shuffles take every lane; only column j's pair
+        // uses the result (the others' sum is set to one, which keeps them off the scaled path).
+        Real partial[4] = {};
+        T alpha_here{};
+#pragma unroll
+        for (int k = F; k < K; ++k) {
+          const int row = 2 * k + h;
+          const Real re = ops::real_part(col[k]), im = ops::imag_part(col[k]);
+          partial[k % 4] += row > j ? (complex ? re * re + im * im : re * re) : Real(0);
+          if (row == j) alpha_here = col[k];
+        }
+        Real squares = (partial[0] + partial[1]) + (partial[2] + partial[3]);
+        squares += warp::shuffle_xor<32>(squares, 16);
+        const T alpha = warp::shuffle<32>(alpha_here, j % 16 + 16 * (j % 2));
+        if (column != j) squares = Real(1);
+        const bool scaled = !squares_trusted(squares);
+        if (scaled) {
+#pragma unroll
+          for (int k = F; k < K; ++k)
+            if (2 * k + h > j) v[2 * k + h] = col[k];
+        }
+        __syncwarp();
+        T t, divisor;
+        Real beta;
+        reflector_from_squares<T, N>(squares, alpha, v, j, t, divisor, beta);
+        __syncwarp();  // the scaled path's reads of x are done
+        if (column == j) {
+          if (!ops::is_zero(t)) {
+            if (has_normal_reciprocal(divisor)) {
+              const T reciprocal = ops::divide(ops::make_scalar<T>(Real(1)), divisor);
+#pragma unroll
+              for (int k = F; k < K; ++k)
+                if (2 * k + h > j) col[k] = ops::multiply(col[k], reciprocal);
+            } else {
+#pragma unroll
+              for (int k = F; k < K; ++k)
+                if (2 * k + h > j) col[k] = ops::divide(col[k], divisor);
+            }
+#pragma unroll
+            for (int k = F; k < K; ++k)
+              if (2 * k + h == j) col[k] = ops::make_scalar<T>(beta);
+          }
+          // The column as the others apply it (where H(j) = I they do not: x stays, the output).
+#pragma unroll
+          for (int k = F; k < K; ++k) {
+            const int row = 2 * k + h;
+            v[row] = row > j ? col[k] : ops::make_scalar<T>(row == j ? Real(1) : Real(0));
+          }
+          if (h == 0) {
+            step_tau[j % 2] = t;
+            tau.base[j * tau.row_stride] = t;
+          }
+        }
+      }
+      __syncthreads();
+      const T t = step_tau[j % 2];
+      if (ops::is_zero(t) || warp_first + 15 <= j) continue;  // the same on the whole warp
+      // w = v^H A(j:m, c), then A(j:m, c) -= v conj(tau) w. v read again in the update rather
+      // than held: K more registers would cost blocks per multiprocessor.
+      T sums[2] = {};
+#pragma unroll
+      for (int k = F; k < K; ++k)
+        sums[k % 2] = ops::add(sums[k % 2], ops::multiply(ops::conjugate(v[2 * k + h]), col[k]));
+      const T part = ops::add(sums[0], sums[1]);
+      const T w = ops::add(part, warp::shuffle_xor<32>(part, 16));
+      if (column > j) {
+        const T scaled_w = ops::multiply(ops::conjugate(t), w);
+#pragma unroll
+        for (int k = F; k < K; ++k) col[k] = ops::minus_product(col[k], v[2 * k + h], scaled_w);
+      }
+    }
+  };
+  phase(std::integral_constant<int, 0>{});
+  phase(std::integral_constant<int, 8>{});
+  phase(std::integral_constant<int, 16>{});
+  if constexpr (N > 48) phase(std::integral_constant<int, 24>{});
+
+  // The output from the registers (R, and v or x below the diagonal), through the tile.
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < K; ++k) tile[column * ld + 2 * k + h] = col[k];
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int c = 2 * k + load_column;
+    if (load_row < m && c < n)
+      a.base[load_row * a.row_stride + c * a.col_stride] = tile[c * ld + load_row];
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -186,6 +368,17 @@ int geqrf_batched_small_resident_matrices(int largest) {
       largest, [](auto size) { return geqrf_columns<T, decltype(size)::value>; });
 }
 
+template <class T>
+void geqrf_batched_pairs(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<T>& tau,
+                         int count, int largest) {
+  if (count == 0) return;
+  if (largest <= 48)
+    geqrf_column_pairs<T, 48><<<count, 96, 0, stream>>>(A, tau);
+  else
+    geqrf_column_pairs<T, 64><<<count, 128, 0, stream>>>(A, tau);
+  BASALT_CUDA_CHECK_LAUNCH();
+}
+
 #define BASALT_INSTANTIATE_GEQRF_BATCHED_SMALL(T)                                                  \
   template void geqrf_batched_small<T>(cudaStream_t, const DeviceBatch<T>&, const DeviceBatch<T>&, \
                                        int, int);                                                  \
@@ -195,5 +388,14 @@ BASALT_INSTANTIATE_GEQRF_BATCHED_SMALL(float)
 BASALT_INSTANTIATE_GEQRF_BATCHED_SMALL(double)
 BASALT_INSTANTIATE_GEQRF_BATCHED_SMALL(cuFloatComplex)
 BASALT_INSTANTIATE_GEQRF_BATCHED_SMALL(cuDoubleComplex)
+
+// Not complex double: its 64 x 64 tile exceeds a block's static shared memory, and its columns
+// the registers.
+#define BASALT_INSTANTIATE_GEQRF_BATCHED_PAIRS(T)                                                  \
+  template void geqrf_batched_pairs<T>(cudaStream_t, const DeviceBatch<T>&, const DeviceBatch<T>&, \
+                                       int, int);
+BASALT_INSTANTIATE_GEQRF_BATCHED_PAIRS(float)
+BASALT_INSTANTIATE_GEQRF_BATCHED_PAIRS(double)
+BASALT_INSTANTIATE_GEQRF_BATCHED_PAIRS(cuFloatComplex)
 
 }  // namespace basalt::cuda::kernels

@@ -1,10 +1,12 @@
 #pragma once
 // The CUDA specialization of the batched QR (basalt::portable::geqrf_batched's contract) for
 // batches whose matrices are all at most 256 x 256: takes the batch apart and launches the
-// warp-segment kernel (every matrix at most 32 x 32) or the block-per-matrix kernel. Larger
-// matrices stay on the portable path (Specialization::handles).
+// warp-segment kernel (every matrix at most 32 x 32), the column-pair kernel (at most 64 x 64)
+// or the block-per-matrix kernel. Larger matrices stay on the portable path
+// (Specialization::handles).
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <type_traits>
 
 #include "basalt/backends/cuda/batched/geqrf_batched_launch.hpp"
 #include "basalt/backends/cuda/batched/geqrf_block_launch.hpp"
@@ -20,6 +22,13 @@ bool geqrf_batched_fits(const Access& A) {
   return std::max(A.max_rows, A.max_cols) <= kernels::geqrf_batched_block_max_size;
 }
 
+// Whether matrices of up to `largest` rows and columns (more than the warp kernel's) go to the
+// column-pair kernel: up to 64, but in complex double (whose columns would not fit its registers).
+template <class T>
+bool by_pairs(int largest) {
+  return largest <= kernels::geqrf_batched_pairs_max_size && !std::is_same_v<T, cuDoubleComplex>;
+}
+
 template <class Access, class TauAccess>
 void geqrf_batched(const Kokkos::Cuda& exec, const Access& A, const TauAccess& tau) {
   using T = scalar_t<std::remove_const_t<typename Access::value_type>>;
@@ -29,6 +38,8 @@ void geqrf_batched(const Kokkos::Cuda& exec, const Access& A, const TauAccess& t
         const int largest = std::max(rows, cols);
         if (largest <= kernels::geqrf_batched_max_size)
           kernels::geqrf_batched_small(stream, a, device_batch(tau), count, largest);
+        else if (by_pairs<T>(largest))
+          kernels::geqrf_batched_pairs(stream, a, device_batch(tau), count, largest);
         else
           kernels::geqrf_batched_block(stream, a, device_batch(tau), count, rows);
       },

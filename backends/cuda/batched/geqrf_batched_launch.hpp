@@ -21,6 +21,14 @@ template <class T>
 void geqrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<T>& tau,
                          int count, int largest);
 
+// The same on matrices of more than max_size and at most pairs_max_size rows and columns, not
+// complex double: a block of two threads per column (each holding every other row of it) per
+// matrix, one block barrier a step (perf/NOTES.md, "Batched QR by column pairs").
+inline constexpr int geqrf_batched_pairs_max_size = 64;
+template <class T>
+void geqrf_batched_pairs(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<T>& tau,
+                         int count, int largest);
+
 // The matrices of up to `largest` rows and columns that one multiprocessor keeps resident under
 // geqrf_batched_small's kernel.
 template <class T>

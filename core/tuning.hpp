@@ -107,6 +107,7 @@ int herk_leaf_width() {
 // flops of its triangle), so it stays narrow.
 inline constexpr int portable_herk_leaf_width = 128;
 
+// For a factorization of k reflectors (min(m, n)); only geqrf's nb depends on k.
 struct Qr {
   int factor_block;       // nb of geqrf's outer loop
   int block;              // reflectors per block of ormqr and orgqr
@@ -130,13 +131,19 @@ struct Qr {
 // 8192 and 16 was 9% ahead at 2048, so 16 stays. Since the kernel takes a whole nb-wide panel
 // (its 16-column leaves and their updates in one launch), geqrf's nb of 128 beats 256 by 5-9%
 // from 2048 to 12288 and trails it by 4% at 16384 (H200, d; 96 and 192 ahead of 128 by up to 4%
-// at some sizes, behind at others; 64 slower), while ormqr keeps 256 (128 ran 15-18% slower
-// from 4096 to 16384). A matrix at least 16 times taller than wide, and no wider than ormqr's
-// block, goes to Cholesky QR (qr_tall_skinny.hpp), whose passes over the rows are all gemms.
+// at some sizes, behind at others), while ormqr keeps 256 (128 ran 15-18% slower from 4096 to
+// 16384). With the whole block in the kernel, its panels of 256 rows and fewer beat one team
+// (all geqrf's panels there: 1024 / 2048 / 4096 at 3.92 / 7.42 / 16.03 ms against 5.22 / 8.71
+// / 17.38 with the team up to 256 rows, up to 64 or 128 rows in between; H200, d), and nb 64
+// beats 128 up to k = 2048 (1024 / 1536 / 2048 at 3.34-3.35 / 4.92-4.99 / 7.21 ms against
+// 3.46-3.49 / 5.13-5.14 / 7.32-7.42; 48 and 96 no better than 64), 128 beats 64 above (3072 / 4096:
+// 11.34 / 16.03 against 11.47 / 16.73). A matrix at least 16 times taller than wide, and no wider
+// than ormqr's block, goes to Cholesky QR (qr_tall_skinny.hpp), whose passes over the rows are all
+// gemms.
 template <class ExecSpace>
-Qr qr() {
+Qr qr(int k) {
   if constexpr (is_gpu_v<ExecSpace>)
-    return {128, 256, 16, 256, 16};
+    return {k <= 2048 ? 64 : 128, 256, 16, 0, 16};
   else
     return {64, 64, 8, std::numeric_limits<int>::max(), 16};
 }

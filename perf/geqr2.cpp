@@ -1,6 +1,6 @@
 // geqr2: the QR panel alone, an m x n panel (n = 32 unless --n says otherwise), by the path the
-// QR driver takes for such a panel (tuning::qr): on CUDA the fused kernel above 256 rows, within
-// its height limit (Cholesky QR leaves where the panel allows, each followed by its update of
+// QR driver takes for such a panel (tuning::qr): on CUDA the fused kernel within its height
+// limit (Cholesky QR leaves where the panel allows, each followed by its update of
 // the columns to its right when n > 32, as for a whole block of geqrf; else Householder with a
 // grid barrier per column); on a CPU one team. With --portable, the portable kernel per step.
 // Gflop/s by LAWN 41's geqrf count for m x n.
@@ -30,7 +30,7 @@ struct Geqr2Cases {
       if (ctx.options.portable)
         impl::geqr2_columns(exec, P, tau, work);
       else
-        impl::geqr2(exec, P, tau, work, tuning::qr<Exec>());
+        impl::geqr2(exec, P, tau, work, tuning::qr<Exec>(static_cast<int>(n)));
     });
     return timed_row(ctx, "geqr2", m, n, t, flops::geqrf<T>(m, n));
   }

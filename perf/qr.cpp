@@ -93,7 +93,7 @@ struct GeqrfCases {
                      const Vector<T>& tau) {
     const Options& o = ctx.options;
     if (!o.nb && !o.recursion_width) return geqrf(exec, A, tau);
-    tuning::Qr tune = tuning::qr<Exec>();
+    tuning::Qr tune = tuning::qr<Exec>(static_cast<int>(std::min(A.extent(0), A.extent(1))));
     if (o.nb) tune.factor_block = o.nb;
     if (o.recursion_width) tune.recursion_width = o.recursion_width;
     impl::geqrf(exec, A, tau, tune);
@@ -167,7 +167,7 @@ struct OrmqrCases {
   static void apply(const Context& ctx, const Exec& exec, const Matrix<T>& A, const Vector<T>& tau,
                     const Matrix<T>& C) {
     if (!ctx.options.nb) return ormqr(exec, ApplySide::left, Op::conj_transpose, A, tau, C);
-    tuning::Qr tune = tuning::qr<Exec>();
+    tuning::Qr tune = tuning::qr<Exec>(static_cast<int>(tau.extent(0)));
     tune.block = ctx.options.nb;
     impl::ormqr(exec, ApplySide::left, Op::conj_transpose, A, tau, C, tune);
   }

@@ -54,7 +54,7 @@ void geqrf(const ExecSpace& exec, const AView& A, const TauView& tau) {
   const auto k = std::min(A.extent(0), A.extent(1));
   require(tau.extent(0) >= k, "geqrf", "tau", "tau holds ", tau.extent(0),
           " entries; min(m, n) = ", k, " are needed");
-  impl::geqrf(exec, A, tau, tuning::qr<ExecSpace>());
+  impl::geqrf(exec, A, tau, tuning::qr<ExecSpace>(static_cast<int>(k)));
 }
 
 }  // namespace basalt

@@ -19,7 +19,7 @@ void orgqr(const ExecSpace& exec, const AView& A, const TauView& tau) {
           "; Q's first n columns need m >= n");
   require(tau.extent(0) <= A.extent(1), "orgqr", "tau", "tau holds ", tau.extent(0),
           " reflectors; A has ", A.extent(1), " columns");
-  impl::orgqr(exec, A, tau, tuning::qr<ExecSpace>());
+  impl::orgqr(exec, A, tau, tuning::qr<ExecSpace>(static_cast<int>(tau.extent(0))));
 }
 
 }  // namespace basalt

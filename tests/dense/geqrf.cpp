@@ -675,16 +675,17 @@ TEMPLATE_TEST_CASE("cuda::geqr2 at the fused kernel's height limit", "[geqrf][cu
                                {PanelKind::random, PanelKind::huge});
 }
 
-// The whole factorization where the driver hands its panels (above 256 rows) to the kernel,
-// tall-skinny shapes included (Cholesky QR switched off).
+// The whole factorization where the driver hands every panel to the kernel, tall-skinny shapes
+// (Cholesky QR switched off) and square ones (the last panels no taller than wide) included.
 TEMPLATE_TEST_CASE("geqrf through the CUDA panel kernel", "[geqrf][cuda]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
-  tuning::Qr tune = tuning::qr<Exec>();
-  tune.tall_skinny_ratio = 0;
   int index = 0;
-  for (const auto [m, n] : std::vector<Shape>{{3000, 300}, {20000, 64}, {1000, 257}})
+  for (const auto [m, n] :
+       std::vector<Shape>{{3000, 300}, {20000, 64}, {1000, 257}, {300, 300}, {129, 129}})
     for (Kind kind : {Kind::random, Kind::zero_column, Kind::graded}) {
+      tuning::Qr tune = tuning::qr<Exec>(std::min(m, n));
+      tune.tall_skinny_ratio = 0;
       const bool padded = ++index % 2 == 0;
       CAPTURE(m, n, static_cast<int>(kind), padded);
       check_geqrf(test_matrix<T>(m, n, kind), kind, padded,

@@ -20,6 +20,7 @@ struct potf2;          // the Cholesky diagonal block: unblocked Cholesky of a s
 struct potrf_panel;    // a Cholesky panel: its diagonal block factored, the rows below solved
 struct trmm;           // triangular matrix times matrix, either side (the QR drivers)
 struct geqr2;          // the QR panel: unblocked Householder QR of a tall, narrow block
+struct larft_factor;   // larft's T of a block reflector from V^H V and tau
 struct getrf_batched;  // LU of every matrix of a batch
 struct potrf_batched;  // Cholesky factorization of every matrix of a batch
 struct geqrf_batched;  // Householder QR of every matrix of a batch

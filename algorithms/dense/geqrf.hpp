@@ -20,6 +20,7 @@
 #include "basalt/core/views.hpp"
 #if defined(BASALT_ENABLE_CUDA)
 #include "basalt/backends/cuda/dense/geqr2.hpp"
+#include "basalt/backends/cuda/dense/larft.hpp"
 #include "basalt/backends/cuda/side_space.hpp"
 #endif
 

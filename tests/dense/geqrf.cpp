@@ -675,6 +675,49 @@ TEMPLATE_TEST_CASE("cuda::geqr2 at the fused kernel's height limit", "[geqrf][cu
                                {PanelKind::random, PanelKind::huge});
 }
 
+// The CUDA larft factor beside the portable leaves and joins, on the Gram matrix and tau of a
+// factorization's reflectors (a zero column among them, so a zero tau): sizes around the leaf
+// width and each level of joins, up to the kernel's limit (64), and past it. T's upper triangle relative to its
+// largest entry (the same sums in the same order, so within a few roundings); its strict lower
+// part (G's) untouched.
+TEMPLATE_TEST_CASE("cuda::larft_factor equals portable::larft_factor", "[geqrf][cuda]", float,
+                   double, Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  const Kokkos::Cuda exec;
+  const int limit = cuda::kernels::larft_factor_limit(exec.cuda_device(), sizeof(T));
+  REQUIRE(limit == 64);
+  for (const int k : {1, 2, 15, 16, 17, 31, 33, 48, 64}) {
+    CAPTURE(k);
+    const int m = 2 * k + 3;
+    const auto A = device_matrix(test_matrix<T>(m, k, Kind::zero_column), false);
+    Kokkos::View<T*, Exec::memory_space> tau("tau", k);
+    geqrf(exec, A, tau);
+    DeviceMatrix<T> Vp("Vp", m, k), fast("fast", k, k), reference("reference", k, k);
+    impl::pad_reflectors(exec, A, Vp);
+    impl::gemm(exec, Op::conj_transpose, Op::none, T(1), Vp, Vp, T(0), fast);
+    Kokkos::deep_copy(exec, reference, fast);
+    const auto gram = host_copy(fast);
+    REQUIRE(cuda::larft_factor(exec, tau, fast));
+    portable::larft_factor(exec, tau, reference, 16);
+    exec.fence();
+    const auto t = host_copy(fast), expected = host_copy(reference);
+    double largest = 0, gap = 0;
+    for (int j = 0; j < k; ++j)
+      for (int i = 0; i < k; ++i) {
+        if (i > j) {
+          CHECK(t(i, j) == gram(i, j));
+          continue;
+        }
+        largest = std::max<double>(largest, Kokkos::abs(Wide(expected(i, j))));
+        gap = std::max<double>(gap, Kokkos::abs(Wide(t(i, j)) - Wide(expected(i, j))));
+      }
+    CHECK(gap <= 10 * k * eps<T>() * largest);
+  }
+  DeviceMatrix<T> too_wide("too wide", limit + 1, limit + 1);
+  Kokkos::View<T*, Exec::memory_space> tau("tau", limit + 1);
+  CHECK_FALSE(cuda::larft_factor(exec, tau, too_wide));
+}
+
 // The whole factorization where the driver hands every panel to the kernel, tall-skinny shapes
 // (Cholesky QR switched off) and square ones (the last panels no taller than wide) included.
 TEMPLATE_TEST_CASE("geqrf through the CUDA panel kernel", "[geqrf][cuda]", float, double,

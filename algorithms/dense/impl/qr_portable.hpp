@@ -298,21 +298,41 @@ void larft_join_level(const ExecSpace& exec, const TView& T, int half) {
       });
 }
 
+}  // namespace basalt::impl
+
+namespace basalt::portable {
+
+// larft's T (k x k, upper triangular) from G = V^H V, which the caller left in all of T, and
+// tau: the leaves' diagonal blocks of leaf_width reflectors in one launch, then one launch per
+// level of the recursion, blocks of leaf_width, 2 leaf_width, ... joined in pairs. T's strictly
+// lower part keeps G's and is never read as T.
+template <class ExecSpace, class TauView, class TView>
+void larft_factor(const ExecSpace& exec, const TauView& tau, const TView& T, int leaf_width) {
+  const int k = static_cast<int>(T.extent(0));
+  impl::larft_leaves(exec, tau, T, leaf_width);
+  for (int half = leaf_width; half < k; half *= 2) impl::larft_join_level(exec, T, half);
+}
+
+}  // namespace basalt::portable
+
+namespace basalt::impl {
+
 // LAPACK's larft (forward, columnwise): the upper triangular T (k x k) with H(0) ... H(k-1) =
 // I - V T V^H for the k reflectors of the padded Vp (p x k, p >= k) and tau. G = V^H V for all
-// the reflectors in one gemm into T, the leaves' diagonal blocks in one launch, then one launch
-// per level of the recursion, blocks of leaf_width, 2 leaf_width, ... joined in pairs (T's
-// strictly lower part keeps G's and is never read as T).
+// the reflectors in one gemm into T, then T from G: a backend's kernel where it takes T (CUDA's:
+// one launch), else portable::larft_factor's leaves and joins of leaf_width.
 template <class ExecSpace, class VView, class TauView, class TView>
 void larft(const ExecSpace& exec, const VView& Vp, const TauView& tau, const TView& T,
            int leaf_width) {
   using Scalar = typename TView::non_const_value_type;
+  using Spec = Specialization<routine::larft_factor, ExecSpace>;
   ProfilingRegion region("basalt::larft");
   const int k = static_cast<int>(Vp.extent(1));
   if (k == 0) return;
   gemm(exec, Op::conj_transpose, Op::none, Scalar(1), Vp, Vp, Scalar(0), T);
-  larft_leaves(exec, tau, T, leaf_width);
-  for (int half = leaf_width; half < k; half *= 2) larft_join_level(exec, T, half);
+  if constexpr (Spec::available)
+    if (Spec::apply(exec, tau, T)) return;
+  portable::larft_factor(exec, tau, T, leaf_width);
 }
 
 // LAPACK's larfb (forward, columnwise): C = op(Q) C (side left, C p x n) or C op(Q) (side

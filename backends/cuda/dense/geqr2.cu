@@ -637,16 +637,19 @@ __device__ void update_right_of_leaf(T* leaf, int ld, int rows, int first_row, i
     const int groups = (width + 31) / 32, splits = max(1, panel_warps / groups);
     const int split_rows = (rows + splits - 1) / splits;
     for (int unit = warp; unit < groups * splits; unit += panel_warps) {
-      const int c = unit % groups * 32 + lane, read = min(c, width - 1);
+      // A lane past the chunk stays out: reading a column that another lane writes was a race
+      // (racecheck), harmless only because the value went unused.
+      const int c = unit % groups * 32 + lane;
+      if (c >= width) continue;
       const int begin = unit / groups * split_rows, end = min(rows, begin + split_rows);
       T y[L];
 #pragma unroll
-      for (int i = 0; i < L; ++i) y[i] = w[i + read * L];
+      for (int i = 0; i < L; ++i) y[i] = w[i + c * L];
       constexpr int together = 4;  // rows, each a chain of L dependent multiply-adds
       for (int r = begin; r < end; r += together) {
         T x[together];
 #pragma unroll
-        for (int q = 0; q < together; ++q) x[q] = at(min(r + q, end - 1), L + first + read);
+        for (int q = 0; q < together; ++q) x[q] = at(min(r + q, end - 1), L + first + c);
 #pragma unroll
         for (int i = 0; i < L; ++i)
 #pragma unroll
@@ -654,7 +657,7 @@ __device__ void update_right_of_leaf(T* leaf, int ld, int rows, int first_row, i
             x[q] = ops::minus_product(x[q], at(min(r + q, end - 1), i), y[i]);
 #pragma unroll
         for (int q = 0; q < together; ++q)
-          if (c < width && r + q < end) at(r + q, L + first + c) = x[q];
+          if (r + q < end) at(r + q, L + first + c) = x[q];
       }
     }
     __syncthreads();

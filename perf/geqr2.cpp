@@ -1,8 +1,8 @@
 // geqr2: the QR panel alone, an m x n panel (n = 32 unless --n says otherwise), by the path the
-// QR driver takes for such a panel (tuning::qr): on CUDA the fused kernel within its height
-// limit (Cholesky QR leaves where the panel allows, each followed by its update of
-// the columns to its right when n > 32, as for a whole block of geqrf; else Householder with a
-// grid barrier per column); on a CPU one team. With --portable, the portable kernel per step.
+// QR driver takes for such a panel (tuning::qr): on CUDA the fused kernel within its height limit
+// (Cholesky QR leaves where the panel allows, each followed by its update of the columns to its
+// right when n > 32, as for a whole block of geqrf; else Householder with a grid barrier per
+// column); on a CPU one team. With --portable, the portable kernel per step.
 // Gflop/s by LAWN 41's geqrf count for m x n.
 #include "basalt/algorithms/dense/geqrf.hpp"
 #include "basalt/core/flops.hpp"

@@ -677,8 +677,8 @@ TEMPLATE_TEST_CASE("cuda::geqr2 at the fused kernel's height limit", "[geqrf][cu
 
 // The CUDA larft factor beside the portable leaves and joins, on the Gram matrix and tau of a
 // factorization's reflectors (a zero column among them, so a zero tau): sizes around the leaf
-// width and each level of joins, up to the kernel's limit (64), and past it. T's upper triangle relative to its
-// largest entry (the same sums in the same order, so within a few roundings); its strict lower
+// width and each level of joins, up to the kernel's limit (64), and past it. T's upper triangle
+// relative to its largest entry (the same sums, so within a few roundings); its strict lower
 // part (G's) untouched.
 TEMPLATE_TEST_CASE("cuda::larft_factor equals portable::larft_factor", "[geqrf][cuda]", float,
                    double, Kokkos::complex<float>, Kokkos::complex<double>) {

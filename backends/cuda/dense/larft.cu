@@ -38,8 +38,8 @@ std::size_t shared_bytes(int k, int entry_bytes) {
 // no bank conflict): within a diagonal block starting at `first`, column c = first + j is
 // T(first + i, c) = -tau(c) sum_{l = i}^{j - 1} T(first + i, first + l) G(first + l, c), T(c, c)
 // = tau(c); then blocks [a, a + half) and [r, r + half), r = a + half, are joined by T12 =
-// -T11 (G12 T22), G12 being G's block above T22. The same sums in the same order as the
-// portable leaves and joins.
+// -T11 (G12 T22), G12 being G's block above T22. The portable leaves and joins' sums in their
+// order (their joins read G12 as the adjoint of G's block below the diagonal).
 template <class T>
 __global__ void __launch_bounds__(factor_threads)
     build_factor(T* t, std::int64_t ldt, const T* tau, std::int64_t tau_stride, int k,

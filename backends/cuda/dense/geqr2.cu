@@ -210,6 +210,15 @@ struct CholeskyQrExchange {
   T* reduced;  // [wide_leaf * w]: their sums
 };
 
+// The bytes of a block's small matrices (SmallMatrices, below) for entries of entry_bytes; S's
+// entries are counted at that size too, so that the height limit needs no T.
+constexpr std::size_t small_matrices_bytes(std::size_t entry_bytes) {
+  return (4 * std::size_t(cholesky_qr_widest) * small_ld + 4 * cholesky_qr_widest +
+          4 * panel_threads) *
+             entry_bytes +
+         sizeof(int);
+}
+
 // A block's own small matrices in shared memory, w x w each with column stride small_ld.
 template <class T, class Real>
 struct SmallMatrices {
@@ -220,13 +229,6 @@ struct SmallMatrices {
   Real* signs;     // S
   int* below;
 
-  // S's entries are counted at the size of T's, so that the height limit needs no T.
-  __host__ __device__ static constexpr std::size_t bytes(std::size_t entry_bytes = sizeof(T)) {
-    return (4 * std::size_t(cholesky_qr_widest) * small_ld + 4 * cholesky_qr_widest +
-            4 * panel_threads) *
-               entry_bytes +
-           sizeof(int);
-  }
   __device__ explicit SmallMatrices(T* base)
       : factors(base),
         reciprocals(factors + 3 * cholesky_qr_widest * small_ld),
@@ -880,7 +882,7 @@ std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 // Shared memory the Cholesky QR path needs beside the rows: the small matrices, and one more row
 // of w entries for an odd column stride (the Gram matrices' loads then hit distinct banks).
 std::size_t cholesky_qr_bytes(int w, int entry_bytes) {
-  return SmallMatrices<double, double>::bytes(entry_bytes) + std::size_t(w) * entry_bytes;
+  return small_matrices_bytes(entry_bytes) + std::size_t(w) * entry_bytes;
 }
 
 // A panel wider than cholesky_qr_widest is taken only where its leaves fit the Cholesky QR path;

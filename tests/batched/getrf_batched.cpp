@@ -613,7 +613,9 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's warp kernel equals portable::getrf_bat
         if (std::is_floating_point_v<T>) CHECK(same);
       }
       // Where an Inf or a NaN reaches a pivot row, the rows above it keep their values (the
-      // warp kernel's selecting pass): the same entries finite as in the portable result.
+      // warp kernel's guarded pass, which the warps holding members 1 to 3 take; member 4 on
+      // shares no warp with them in 4- and 8-lane segments): the same entries finite as in
+      // the portable result.
       if constexpr (std::is_floating_point_v<T>) {
         const auto reference_lu = to_host(reference);
         for (const int b : {1, 2, 3}) {

@@ -2,6 +2,8 @@
 // registers.
 #include <cuComplex.h>
 
+#include <type_traits>
+
 #include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"
 #include "basalt/backends/cuda/batched/warp_batch.cuh"
 #include "basalt/backends/cuda/error.hpp"
@@ -11,54 +13,38 @@ namespace basalt::cuda::kernels {
 
 namespace {
 
-// LAPACK's getf2 on matrices of up to N x N in segments of S lanes (N: 4, 8, 16, 24 or 32; S
-// the power of two that holds N), 32 / S of them per warp: lane i of a segment holds the
-// matrix's row i. Rows are not moved: each lane tracks the position its row has reached
-// under the interchanges so far, and rows land in place when they are stored. The pivot is the
-// first largest magnitude in position order (a NaN never is one; a column with no positive
-// magnitude keeps its diagonal), as in the portable kernel, so both give the same pivots.
-// Control flow is the same on every lane of the warp; what differs between segments is data.
-template <class T, int N>
-__global__ void __launch_bounds__(warp::block_threads)
-    getrf_warp(DeviceBatch<T> batch, DeviceBatch<int> pivots, int* info, std::int64_t info_stride,
-               int count) {
+// The steps of LAPACK's getf2 on a matrix of up to N x N held in a segment of S lanes, lane i
+// holding row i (S: the power of two that holds N). Rows are not moved: each lane tracks the
+// position its row has reached under the interchanges so far (`position`), and rows land in
+// place when they are stored. The pivot is the first largest magnitude in position order (a NaN
+// never is one; a column with no positive magnitude keeps its diagonal), as in the portable
+// kernel, so both give the same pivots. Control flow is the same on every lane of the warp; what
+// differs between segments is data.
+// Guarded: only the rows below the pivot take the update. Unguarded, every row does, with a
+// multiplier of zero above: the same values while the pivot row is finite (x - 0 u = x), and
+// two instructions less per entry (the guard costs a select of each 32-bit half); a pivot row
+// that is not finite turns a row above into NaN, which the caller sees and then runs guarded.
+template <bool Guarded, class T, int N>
+__device__ void factor_in_segment(T (&row)[N], int& position, int& first_zero, int lane, int m,
+                                  int steps, const warp::Located<int>& ipiv) {
   using Real = ops::real_of_t<T>;
   constexpr int S = warp::segment_lanes(N);
-  const int thread = blockIdx.x * warp::block_threads + threadIdx.x;
-  if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
-  const int b = warp::member(batch, thread / S, count), lane = threadIdx.x % S;
-  const warp::Located<T> a = warp::locate(batch, b);
-  const warp::Located<int> ipiv = warp::locate(pivots, b);
-  const int m = a.rows, n = a.cols, steps = min(m, n);
-
-  T row[N];
-#pragma unroll
-  for (int c = 0; c < N; ++c)
-    row[c] = lane < m && c < n ? a.base[lane * a.row_stride + c * a.col_stride] : T{};
-
-  int position = lane;
-  int first_zero = 0;
+  position = lane;
+  first_zero = 0;
 #pragma unroll
   for (int j = 0; j < N; ++j) {
     const bool active = j < steps;
     const Real mine = ops::abs1(row[j]);
     const bool candidate = position >= j && lane < m && mine == mine;  // never a NaN
-    int p, pivot_lane;
-    // In segments of 16 or 32 lanes, the largest magnitude's leading 32 bits first, by one
-    // reduction instruction per segment: where one lane alone holds them, that lane is the
-    // pivot. Ties of those bits, a column without a positive leading word and steps past a
-    // matrix's end (in any segment of the warp) are rare, and take the exact search. Narrower
-    // segments take only the exact search (four or eight reductions a step there: not tried;
-    // n = 8 is bound by memory and the launch).
-    bool exact = true;
-    if constexpr (S >= 16) {
-      const unsigned key = candidate ? warp::ordered_key(mine) : 0u;
-      const unsigned top = warp::segment_max_by_reduction<S>(key);
-      const unsigned holders = warp::segment_votes<S>(candidate && key == top);
-      exact = !__all_sync(warp::full_mask, active && top > 0 && __popc(holders) == 1);
-      pivot_lane = __ffs(holders) - 1;
-      p = __shfl_sync(warp::full_mask, position, pivot_lane, S);
-    }
+    // The largest magnitude's leading 32 bits first: where one lane alone holds them, that lane
+    // is the pivot. Ties of those bits, a column without a positive leading word and steps past
+    // a matrix's end (in any segment of the warp) are rare, and take the exact search.
+    const unsigned key = candidate ? warp::ordered_key(mine) : 0u;
+    const unsigned top = warp::segment_max_key<S>(key);
+    const unsigned holders = warp::segment_votes<S>(candidate && key == top);
+    const bool exact = !__all_sync(warp::full_mask, active && top > 0 && __popc(holders) == 1);
+    int pivot_lane = __ffs(holders) - 1;
+    int p = __shfl_sync(warp::full_mask, position, pivot_lane, S);
     if (exact) {
       Real best = candidate ? mine : Real(-1);
       int at = position;
@@ -88,17 +74,81 @@ __global__ void __launch_bounds__(warp::block_threads)
     // are never stored.
     const bool below = active && !zero && position > j && lane < m;
     if (below) row[j] = ops::divide(row[j], pivot);
+    const T multiplier = below || Guarded ? row[j] : T{};
 #pragma unroll
     for (int c = j + 1; c < N; ++c) {
       const T u = warp::shuffle<S>(row[c], pivot_lane);
-      if (below) row[c] = ops::minus_product(row[c], row[j], u);
+      if (below || !Guarded) row[c] = ops::minus_product(row[c], multiplier, u);
     }
   }
+}
+
+// Zero where every entry of row is finite, else NaN (x * 0 is zero for finite x alone).
+template <class T, int N>
+__device__ ops::real_of_t<T> non_finite_probe(const T (&row)[N]) {
+  using Real = ops::real_of_t<T>;
+  Real probe = 0;
+#pragma unroll
+  for (int c = 0; c < N; ++c) probe += ops::abs1(row[c]) * Real(0);
+  return probe;
+}
+
+// LAPACK's getf2 on the matrices of a launch (factor_in_segment), each in a segment of S lanes,
+// 32 / S of them per warp. Unguarded, a warp in which a row is not finite at the end stores
+// nothing and returns false.
+template <bool Guarded, class T, int N>
+__device__ bool getrf_segments(const DeviceBatch<T>& batch, const DeviceBatch<int>& pivots,
+                               int* info, std::int64_t info_stride, int count) {
+  constexpr int S = warp::segment_lanes(N);
+  const int thread = blockIdx.x * warp::block_threads + threadIdx.x;
+  const int b = warp::member(batch, thread / S, count), lane = threadIdx.x % S;
+  const warp::Located<T> a = warp::locate(batch, b);
+  const warp::Located<int> ipiv = warp::locate(pivots, b);
+  const int m = a.rows, n = a.cols, steps = min(m, n);
+
+  T row[N];
+#pragma unroll
+  for (int c = 0; c < N; ++c)
+    row[c] = lane < m && c < n ? a.base[lane * a.row_stride + c * a.col_stride] : T{};
+  int position, first_zero;
+  factor_in_segment<Guarded>(row, position, first_zero, lane, m, steps, ipiv);
+  if (!Guarded && __any_sync(warp::full_mask, non_finite_probe(row) != 0)) return false;
 
 #pragma unroll
   for (int c = 0; c < N; ++c)
     if (lane < m && c < n) a.base[position * a.row_stride + c * a.col_stride] = row[c];
   if (lane == 0 && b >= 0) info[b * info_stride] = first_zero;
+  return true;
+}
+
+// The guarded steps as a call of their own, so that their registers do not add to the
+// unguarded path's (inlined, they took 128 to 134 registers at 32 x 32 in double).
+template <class T, int N>
+__device__ __noinline__ void getrf_segments_guarded(const DeviceBatch<T>& batch,
+                                                    const DeviceBatch<int>& pivots, int* info,
+                                                    std::int64_t info_stride, int count) {
+  getrf_segments<true, T, N>(batch, pivots, info, info_stride, count);
+}
+
+// Real matrices unguarded first; a warp that met a row that is not finite runs guarded from the
+// input, which is still in place. The batches are grid constants so that the call takes their
+// addresses without copying them to the stack (a copy per thread cost the memory-bound small
+// sizes up to twice their time). Complex matrices run guarded alone: unguarded first they ran
+// 10-20% slower (more registers, and the select is a smaller share of a complex update).
+template <class T, int N>
+__global__ void __launch_bounds__(warp::block_threads)
+    getrf_warp(const __grid_constant__ DeviceBatch<T> batch,
+               const __grid_constant__ DeviceBatch<int> pivots, int* info,
+               std::int64_t info_stride, int count) {
+  constexpr int S = warp::segment_lanes(N);
+  const int thread = blockIdx.x * warp::block_threads + threadIdx.x;
+  if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!getrf_segments<false, T, N>(batch, pivots, info, info_stride, count))
+      getrf_segments_guarded<T, N>(batch, pivots, info, info_stride, count);
+  } else {
+    getrf_segments<true, T, N>(batch, pivots, info, info_stride, count);
+  }
 }
 
 }  // namespace

@@ -95,6 +95,20 @@ __device__ inline unsigned segment_max_by_reduction(unsigned key) {
   return top;
 }
 
+// The largest key over the caller's segment, on every lane of it: by reduction instructions in
+// segments of 16 and 32 lanes, by shuffles in narrower ones (where a warp holds 4 or 8 segments,
+// as many reductions a step would cost more).
+template <int Width>
+__device__ inline unsigned segment_max_key(unsigned key) {
+  if constexpr (Width >= 16) {
+    return segment_max_by_reduction<Width>(key);
+  } else {
+    for (int mask = Width / 2; mask > 0; mask /= 2)
+      key = max(key, __shfl_xor_sync(full_mask, key, mask, Width));
+    return key;
+  }
+}
+
 // A non-negative x's leading 32 bits, which order such numbers as their values do (a float's
 // all 32); different numbers may share them in double.
 __device__ inline unsigned ordered_key(float x) { return __float_as_uint(x); }

@@ -549,10 +549,11 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's warp kernel equals portable::getrf_bat
     check_variable_batch<T>(shapes, 5, factor_both);
   }
 
-  SECTION("a variable batch of sizes 0 to 32, more than one wave of the warp kernels") {
-    // On CUDA, 9000 members in 32-lane segments exceed what the SMs of the GPUs at hand hold at
-    // once (2048 threads each, 132 SMs), so each size class gets its own launch; a batch that
-    // one wave holds runs as one launch (the section above).
+  SECTION("a variable batch of sizes 0 to 32, more than two waves of the warp kernels") {
+    // On CUDA, 9000 members in 32-lane segments exceed two waves of the warp kernel on the GPUs
+    // at hand (132 SMs, each holding at most 28 of them: single precision, 72 registers), so
+    // each size class gets its own launch; a batch that two waves hold runs as one launch (the
+    // section above).
     std::vector<std::pair<int, int>> shapes;
     for (int b = 0; b < 9000; ++b) shapes.push_back({b % 33, (b * 7) % 33});
     check_variable_batch<T>(shapes, 5, factor_both);

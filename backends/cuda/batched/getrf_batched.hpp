@@ -45,16 +45,18 @@ inline int launch_class(int rows) {
   return 7 + (rows + 31) / 32 - 1;
 }
 
-// A variable batch's members of up to 32 rows, when all of them fit in one wave of the warp
+// A variable batch's members of up to 32 rows, when all of them fit in two waves of the warp
 // kernel, go to the largest warp class among them (classes as launch_class, per class the count
 // of matrices and their most rows and columns): in one wave they run side by side anyway, and
-// each further launch with its events cost microseconds against calls of 10 to 30 (perf/NOTES.md,
-// "Variable batches up to n = 32"). resident_matrices(largest): the matrices of up to that size
-// that one multiprocessor keeps resident under the routine's warp kernel.
+// each further launch with its events cost microseconds against calls of 10 to 30; a second
+// wave costs less than that (20000 matrices of 1..8 rows: 31 us in two launches, 18 us for a
+// fixed batch of the merged class; perf/NOTES.md, "Variable batches up to n = 32").
+// resident_matrices(largest): the matrices of up to that size that one multiprocessor keeps
+// resident under the routine's warp kernel.
 template <class ResidentMatrices>
-void merge_warp_classes_of_one_wave(const Kokkos::Cuda& exec, std::vector<int>& matrices,
-                                    std::vector<int>& rows, std::vector<int>& cols,
-                                    const ResidentMatrices& resident_matrices) {
+void merge_warp_classes_of_two_waves(const Kokkos::Cuda& exec, std::vector<int>& matrices,
+                                     std::vector<int>& rows, std::vector<int>& cols,
+                                     const ResidentMatrices& resident_matrices) {
   const int warp_classes = std::min(launch_class(32) + 1, static_cast<int>(matrices.size()));
   int members = 0, widest = -1;
   for (int k = 0; k < warp_classes; ++k)
@@ -63,7 +65,7 @@ void merge_warp_classes_of_one_wave(const Kokkos::Cuda& exec, std::vector<int>& 
   const int largest =
       std::max(rows[widest], *std::max_element(cols.begin(), cols.begin() + widest + 1));
   if (largest > 32 ||
-      members > resident_matrices(largest) * exec.cuda_device_prop().multiProcessorCount)
+      members > 2 * resident_matrices(largest) * exec.cuda_device_prop().multiProcessorCount)
     return;
   for (int k = 0; k < widest; ++k) {
     matrices[widest] += matrices[k];
@@ -81,8 +83,8 @@ void merge_warp_classes_of_one_wave(const Kokkos::Cuda& exec, std::vector<int>& 
 // an SM to a few short ones; a warp's segments are as wide as its widest matrix needs; and in the
 // batch's own order, blocks of mixed sizes ran up to 3x slower (perf/NOTES.md, "Variable batches").
 // The classes come from VariableBatch's count of matrices by rows, so the host does no per-matrix
-// work here; the warp classes become one where a wave holds them all (resident_matrices, as
-// merge_warp_classes_of_one_wave takes it).
+// work here; the warp classes become one where two waves hold them all (resident_matrices, as
+// merge_warp_classes_of_two_waves takes it).
 template <class Access, class Launch, class ResidentMatrices>
 void launch_by_class(const Kokkos::Cuda& exec, const Access& A, const Launch& launch,
                      const ResidentMatrices& resident_matrices) {
@@ -97,7 +99,7 @@ void launch_by_class(const Kokkos::Cuda& exec, const Access& A, const Launch& la
     rows[k] = r;
     cols[k] = std::max(cols[k], A.most_cols_with_rows_(r));
   }
-  merge_warp_classes_of_one_wave(exec, matrices, rows, cols, resident_matrices);
+  merge_warp_classes_of_two_waves(exec, matrices, rows, cols, resident_matrices);
   const int launches = classes - static_cast<int>(std::count(matrices.begin(), matrices.end(), 0));
   if (launches == 0) return;
   a.order = A.var_most_rows_first.data();

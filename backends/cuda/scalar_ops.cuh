@@ -162,6 +162,28 @@ __device__ inline double rsqrt_of_normal(double x) {
   return fma(q, p, y);
 }
 
+// 1 / p for 2^-1000 <= |p| <= 2^1000, and x / p from it to within an ulp: the arithmetic of
+// CUDA's double division (the hardware's estimate, two Newton steps, one correction of x r)
+// without its check for quotients it must redo (special operands, subnormal or overflowing
+// quotients: a warp LU's rows run that check at every step).
+__device__ inline double reciprocal_of_moderate(double p) {
+  double r;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(p));
+  double e = fma(-p, r, 1.0);
+  e = fma(e, e, e);
+  r = fma(r, e, r);
+  e = fma(-p, r, 1.0);
+  return fma(r, e, r);
+}
+__device__ inline double quotient_by_reciprocal(double x, double p, double r) {
+  const double q = x * r;
+  return fma(r, fma(-p, q, x), q);
+}
+__device__ inline bool is_moderate(double x) {
+  const double size = fabs(x);
+  return size >= 0x1p-1000 && size <= 0x1p1000;
+}
+
 __device__ inline bool is_positive_normal(float x) { return x >= FLT_MIN && x <= FLT_MAX; }
 __device__ inline bool is_positive_normal(double x) { return x >= DBL_MIN && x <= DBL_MAX; }
 

@@ -109,8 +109,8 @@ __device__ ops::real_of_t<T> non_finite_probe(const T (&row)[N]) {
 }
 
 // LAPACK's getf2 on the matrices of a launch (factor_in_segment), each in a segment of S lanes,
-// 32 / S of them per warp. Unguarded, a warp in which a row is not finite at the end, or a pivot
-// was not moderate, stores nothing and returns false.
+// 32 / S of them per warp. Unguarded, a warp in which a row is not finite at the end stores
+// nothing and returns false.
 template <bool Guarded, class T, int N>
 __device__ bool getrf_segments(const DeviceBatch<T>& batch, const DeviceBatch<int>& pivots,
                                int* info, std::int64_t info_stride, int count) {

@@ -30,8 +30,8 @@ namespace {
 // second path of code took 14 to 18 more registers, a block an SM less, and 11% more time at
 // n = 16 and 20.
 template <bool Guarded, class T, int N>
-__device__ void factor_in_segment(T (&row)[N], int& position, int& pivot_of_step,
-                                  int& first_zero, int lane, int m, int steps) {
+__device__ void factor_in_segment(T (&row)[N], int& position, int& pivot_of_step, int& first_zero,
+                                  int lane, int m, int steps) {
   using Real = ops::real_of_t<T>;
   constexpr int S = warp::segment_lanes(N);
   position = lane;
@@ -151,11 +151,17 @@ __device__ __noinline__ void getrf_segments_guarded(const DeviceBatch<T>& batch,
 // addresses without copying them to the stack (a copy per thread cost the memory-bound small
 // sizes up to twice their time). Complex matrices run guarded alone: unguarded first they ran
 // 10-20% slower (more registers, and the select is a smaller share of a complex update).
+// Double at 28 columns is held to five blocks an SM (96 registers, 32 bytes of spill; 110 and
+// four blocks uncapped): 200000 matrices 1.44 ms against 1.54. At 32 the same bound (68 bytes of
+// spill) gained 3.5% with 200000 matrices and lost 5% with 20000, so 32 keeps four.
 template <class T, int N>
-__global__ void __launch_bounds__(warp::block_threads)
+constexpr int getrf_warp_min_blocks = (std::is_same_v<T, double> && N == 28) ? 5 : 0;
+
+template <class T, int N>
+__global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, N>)
     getrf_warp(const __grid_constant__ DeviceBatch<T> batch,
-               const __grid_constant__ DeviceBatch<int> pivots, int* info,
-               std::int64_t info_stride, int count) {
+               const __grid_constant__ DeviceBatch<int> pivots, int* info, std::int64_t info_stride,
+               int count) {
   constexpr int S = warp::segment_lanes(N);
   const int thread = blockIdx.x * warp::block_threads + threadIdx.x;
   if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch

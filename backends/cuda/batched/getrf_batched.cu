@@ -13,6 +13,24 @@ namespace basalt::cuda::kernels {
 
 namespace {
 
+// The exact pivot search: the position of the first largest magnitude among the segment's
+// candidates (the others pass -1), or j where none is positive. A call, not inlined: the 32 steps'
+// copies of it sat between the steps' code, which the instruction cache then held less of.
+template <int S, class Real>
+__device__ __noinline__ int first_largest_position(Real magnitude, int position, int j) {
+  Real best = magnitude;
+  int at = position;
+  for (int offset = S / 2; offset > 0; offset /= 2) {
+    const Real other = __shfl_xor_sync(warp::full_mask, best, offset, S);
+    const int other_at = __shfl_xor_sync(warp::full_mask, at, offset, S);
+    if (other > best || (other == best && other_at < at)) {
+      best = other;
+      at = other_at;
+    }
+  }
+  return best > Real(0) ? at : j;
+}
+
 // The steps of LAPACK's getf2 on a matrix of up to N x N held in a segment of S lanes, lane i
 // holding row i (S: the power of two that holds N). Rows are not moved: each lane tracks the
 // position its row has reached under the interchanges so far (`position`), and rows land in
@@ -51,19 +69,7 @@ __device__ void factor_in_segment(T (&row)[N], int& position, int& pivot_of_step
     const bool exact = !__all_sync(warp::full_mask, active && top > 0 && __popc(holders) == 1);
     int pivot_lane = __ffs(holders) - 1;
     int p = __shfl_sync(warp::full_mask, position, pivot_lane, S);
-    if (exact) {
-      Real best = candidate ? mine : Real(-1);
-      int at = position;
-      for (int offset = S / 2; offset > 0; offset /= 2) {
-        const Real other = __shfl_xor_sync(warp::full_mask, best, offset, S);
-        const int other_at = __shfl_xor_sync(warp::full_mask, at, offset, S);
-        if (other > best || (other == best && other_at < at)) {
-          best = other;
-          at = other_at;
-        }
-      }
-      p = best > Real(0) ? at : j;
-    }
+    if (exact) p = first_largest_position<S>(candidate ? mine : Real(-1), position, j);
     if (active) {
       if (lane == j) pivot_of_step = p;
       if (position == p)
@@ -151,11 +157,12 @@ __device__ __noinline__ void getrf_segments_guarded(const DeviceBatch<T>& batch,
 // addresses without copying them to the stack (a copy per thread cost the memory-bound small
 // sizes up to twice their time). Complex matrices run guarded alone: unguarded first they ran
 // 10-20% slower (more registers, and the select is a smaller share of a complex update).
-// Double at 28 columns is held to five blocks an SM (96 registers, 32 bytes of spill; 110 and
-// four blocks uncapped): 200000 matrices 1.44 ms against 1.54. At 32 the same bound (68 bytes of
-// spill) gained 3.5% with 200000 matrices and lost 5% with 20000, so 32 keeps four.
+// Double at 24 and 28 columns is held to five blocks an SM (96 registers, against 102 and 110
+// uncapped: 102 allocate as 104, which leaves four blocks): 200000 matrices of 28 x 28 1.44 ms
+// against 1.54, of 24 x 24 1.01 against 1.12. At 32 the same bound (68 bytes of spill) gained
+// 3.5% with 200000 matrices and lost 5% with 20000, so 32 keeps four.
 template <class T, int N>
-constexpr int getrf_warp_min_blocks = (std::is_same_v<T, double> && N == 28) ? 5 : 0;
+constexpr int getrf_warp_min_blocks = (std::is_same_v<T, double> && (N == 24 || N == 28)) ? 5 : 0;
 
 template <class T, int N>
 __global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, N>)

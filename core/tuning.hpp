@@ -92,13 +92,18 @@ int trsm_leaf_width() {
 }
 
 // The widest diagonal block herk hands to a backend's herk; wider ones split into gemms. On the
-// H100 cuBLAS' herk on potrf's trailing matrix ran at about 36 Tflop/s in double, its gemm far
-// above; a host BLAS's herk blocks well by itself (2 cores, potrf's updates at n = 2000: 39 ms as
-// one dsyrk per block, 52 ms split into gemms).
+// H100 cuBLAS' herk on potrf's whole trailing matrix ran at about 36 Tflop/s in double, its gemm
+// far above. Too narrow a leaf costs too: many small gemms and herks at the split's deepest levels.
+// H200, d, potrf 16384 with leaves of 512 / 1024 / 2048 / 4096 / no split: 59.6 / 40.3-40.5 /
+// 39.1 / 38.0-38.2 / 40.7-40.8 ms; with the capped leaf panel (potf2.cu), 4096 / 8192 at 18432:
+// 52.2-52.4 / 52.6-52.7 ms, at 30000: 223 / 214 ms. 1024 -> 8192 (with the cap): d 16384
+// 40.7-41.1 -> 37.6-37.7 ms, s 58.3 -> 41.3, z 136.0 -> 137.6 (z 8192: 24.6 -> 25.9). A host
+// BLAS's herk blocks well by itself (2 cores, potrf's updates at n = 2000: 39 ms as one dsyrk per
+// block, 52 ms split into gemms).
 template <class ExecSpace>
 int herk_leaf_width() {
   if constexpr (is_gpu_v<ExecSpace>)
-    return 1024;
+    return 8192;
   else
     return std::numeric_limits<int>::max();
 }

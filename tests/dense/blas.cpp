@@ -193,26 +193,26 @@ HostMatrix<T> herk_by_loop(bool lower, Op op, real_t<T> alpha, const HostMatrix<
   return expected;
 }
 
-// Sizes on both sides of the leaf herk halves C down to (a backend's, tuning::herk_leaf_width,
-// or the portable one) and its halvings; where the backend's herk takes any width, a few sizes.
+// herk split at a leaf of 64 columns, on both sides of it and of its halvings (the backend's
+// leaf herk where there is one, else the portable one), and herk itself at its own leaf width.
 TEMPLATE_TEST_CASE("herk updates one triangle of C by alpha op(A) op(A)^H + beta C", "[blas]",
                    float, double, Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
   using Real = real_t<T>;
   const double eps = std::numeric_limits<Real>::epsilon();
-  const int k = 19;
-  const int leaf = has_specialization_v<routine::herk, Exec> ? tuning::herk_leaf_width<Exec>()
-                                                             : tuning::portable_herk_leaf_width;
-  const std::vector<int> sizes = leaf <= 4096 ? std::vector<int>{1, 37, leaf, leaf + 1, 2 * leaf + 3}
-                                              : std::vector<int>{1, 37, 128, 300};
-  for (const int n : sizes)
+  const int k = 19, leaf = 64;
+  for (const int n : {1, 37, leaf, leaf + 1, 2 * leaf + 3, 300})
     for (bool lower : {true, false})
       for (Op op : {Op::none, Op::conj_transpose}) {
         CAPTURE(n, lower, static_cast<int>(op));
         const auto a = op == Op::none ? random_matrix<T>(n, k) : random_matrix<T>(k, n);
         const auto c = random_matrix<T>(n, n);
         auto C = padded_device_copy(c);
-        impl::herk(Exec(), lower, op, Real(-1.5), padded_device_copy(a), Real(0.5), C);
+        if (n == 300)
+          impl::herk(Exec(), lower, op, Real(-1.5), padded_device_copy(a), Real(0.5), C);
+        else
+          impl::detail::herk_with_leaf(Exec(), lower, op, Real(-1.5), padded_device_copy(a),
+                                       Real(0.5), C, leaf);
         Exec().fence();
         // The other triangle comes back as it was, the diagonal real.
         CHECK(max_difference(to_host(C), herk_by_loop<T>(lower, op, -1.5, a, 0.5, c)) <

@@ -10,11 +10,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "basalt/backends/host/blas.hpp"
 #include "basalt/core/dispatch.hpp"
 #include "basalt/core/profiling.hpp"
 #include "basalt/core/tuning.hpp"
 #include "basalt/core/views.hpp"
-#include "basalt/backends/host/blas.hpp"
 #if defined(BASALT_ENABLE_CUDA)
 #include "basalt/backends/cuda/dense/blas.hpp"
 #endif
@@ -164,6 +164,21 @@ void portable_herk(const ExecSpace& exec, bool lower, Op op, Real alpha, const A
              });
 }
 
+// herk (below) with C split down to diagonal blocks of at most `leaf` columns (leaf >= 1).
+template <class ExecSpace, class AView, class CView, class Real>
+void herk_with_leaf(const ExecSpace& exec, bool lower, Op op, Real alpha, const AView& A, Real beta,
+                    const CView& C, int leaf) {
+  leaf = std::min<int>(leaf, C.extent(0));
+  using Spec = Specialization<routine::herk, ExecSpace>;
+  if constexpr (Spec::available)
+    split_herk(exec, lower, op, alpha, A, beta, C, leaf,
+               [&](const auto& A_rows, const auto& C_block) {
+                 Spec::apply(exec, lower, op, alpha, A_rows, beta, C_block);
+               });
+  else
+    portable_herk(exec, lower, op, alpha, A, beta, C, leaf);
+}
+
 }  // namespace detail
 
 // C = alpha op(A) op(A)^H + beta C on one triangle of the n x n C (LAPACK's xHERK, xSYRK for real
@@ -179,17 +194,10 @@ void herk(const ExecSpace& exec, bool lower, Op op, Real alpha, const AView& A, 
   const auto k = op == Op::none ? A.extent(1) : A.extent(0);
   if (C.extent(0) == 0 || ((alpha == Real(0) || k == 0) && beta == Real(1))) return;
   ProfilingRegion region("basalt::herk");
-  using Spec = Specialization<routine::herk, ExecSpace>;
-  if constexpr (Spec::available) {
-    const int leaf = std::min<int>(tuning::herk_leaf_width<ExecSpace>(), C.extent(0));
-    detail::split_herk(exec, lower, op, alpha, A, beta, C, leaf,
-                       [&](const auto& A_rows, const auto& C_block) {
-                         Spec::apply(exec, lower, op, alpha, A_rows, beta, C_block);
-                       });
-  } else {
-    detail::portable_herk(exec, lower, op, alpha, A, beta, C,
-                          std::min<int>(tuning::portable_herk_leaf_width, C.extent(0)));
-  }
+  detail::herk_with_leaf(exec, lower, op, alpha, A, beta, C,
+                         has_specialization_v<routine::herk, ExecSpace>
+                             ? tuning::herk_leaf_width<ExecSpace>()
+                             : tuning::portable_herk_leaf_width);
 }
 
 // B = alpha op(A) B (side left) or alpha B op(A) (side right), A triangular: what the QR

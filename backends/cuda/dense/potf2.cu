@@ -19,6 +19,7 @@
 #include "basalt/backends/cuda/error.hpp"
 #include "basalt/backends/cuda/mma.cuh"
 #include "basalt/backends/cuda/scalar_ops.cuh"
+#include "basalt/backends/cuda/side_streams.hpp"
 #include "basalt/backends/cuda/workspace.hpp"
 
 namespace basalt::cuda::kernels {
@@ -34,6 +35,13 @@ constexpr int tile_ld = tile + 1;
 constexpr int tile_entries = tile * tile_ld;
 // The most row tiles below the diagonal block that a thread block solves at a time.
 constexpr int max_chunk_tiles = 4;
+// A leaf on the look-ahead stream with this many rows below or more runs beside a trailing update
+// that outlasts it, so it takes at most a quarter of the multiprocessors and leaves the rest to
+// the update, as the LU panel does (panel_grid.hpp). H200, d, at most 33 / 66 blocks from 0 or
+// 6144 rows below (herk leaves of 4096-8192): potrf 12288 18.3-18.7 ms uncapped, 18.0-18.3
+// capped from 6144; 18432 53.5-54.0 against 52.2-52.7; 4096 2.15-2.19 uncapped, 2.27-2.28 with
+// every leaf capped at 33 blocks, 2.15 from 6144 (perf/NOTES.md, potrf).
+constexpr int rows_below_beside_long_update = 6144;
 
 // Counters in global memory, zero at launch, for a launch of more than one block.
 struct BlockCounters {
@@ -509,15 +517,18 @@ void potrf_panel(int device, cudaStream_t stream, T* panel, int* info, T* failed
   if (below) {
     int sms = 0;
     BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const bool beside_long_update =
+        stream == look_ahead_stream(device) && p.rows_below >= rows_below_beside_long_update;
     for (int c = 1;
          c <= max_chunk_tiles && shared_bytes_for(tiles, c, sizeof(T)) <= std::size_t(limit); ++c) {
       int per_sm = 0;
       BASALT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
           &per_sm, kernel, panel_threads, shared_bytes_for(tiles, c, sizeof(T))));
       const int chunks = (p.rows_below + c * tile - 1) / (c * tile);
+      const int most = beside_long_update ? std::max(1, sms / 4) : per_sm * sms;
       chunk_tiles = c;
-      blocks = std::max(1, std::min(chunks, per_sm * sms));
-      if (chunks <= per_sm * sms) break;
+      blocks = std::max(1, std::min(chunks, most));
+      if (chunks <= most) break;
     }
   }
   BlockCounters* counters = nullptr;

@@ -379,7 +379,7 @@ TEMPLATE_TEST_CASE("cuda::potf2 equals portable::potf2", "[potrf][cuda]", float,
   using Block = Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
   const Kokkos::Cuda exec;
   const int widest = cuda::potf2_width_limit<T>(exec);
-  REQUIRE(widest >= tuning::cholesky<Kokkos::Cuda>().recursion_width);
+  REQUIRE(widest >= tuning::cholesky<Kokkos::Cuda>(0).recursion_width);
   REQUIRE(widest >= 128);
   struct Case {
     Kind kind;
@@ -449,7 +449,8 @@ TEMPLATE_TEST_CASE("cuda::potf2 equals portable::potf2", "[potrf][cuda]", float,
 // The CUDA panel kernel against the portable leaf panel on the same panels (its potf2 the team
 // kernel, so that no kernel of the CUDA backend computes the reference), on the GPU: lower (tall)
 // and upper (wide) panels in a larger array, with one chunk of rows below, several, and more chunks
-// than the device holds blocks at once (the blocks' loop over further chunks); factored, failing at
+// than the device holds blocks at once (the blocks' loop over further chunks; with 8000 rows below
+// on the look-ahead stream, where the kernel takes a quarter of the SMs); factored, failing at
 // a negative or NaN diagonal, and after an earlier failure (the diagonal block the identity, the
 // rows below untouched). Where the diagonal block fails, the rows below are compared in the columns
 // before the failure only: after it they are unspecified, but finite.
@@ -460,17 +461,18 @@ TEMPLATE_TEST_CASE("cuda::potrf_panel equals portable::potrf_panel", "[potrf][cu
   const Kokkos::Cuda exec;
   const int widest = cuda::potrf_panel_width_limit<T>(exec);
   REQUIRE(widest >= 64);
-  const int leaf = std::min(widest, tuning::cholesky<Kokkos::Cuda>().panel_width);
+  const int leaf = std::min(widest, tuning::cholesky<Kokkos::Cuda>(0).panel_width);
   struct Case {
     Failure failure;
     int column;  // of the failing diagonal
     bool earlier_failure;
   };
   for (const int w : {1, 33, 64, leaf, widest})
-    for (const int below : {0, 1, 64, 65, 300, 20000}) {
-      if (below == 20000 && w != leaf) continue;  // the loop over further chunks, once
+    for (const int below : {0, 1, 64, 65, 300, 8000, 20000}) {
+      if (below >= 8000 && w != leaf) continue;  // the loop over further chunks, once
+      const Kokkos::Cuda fast_space = below == 8000 ? cuda::look_ahead_instance(exec) : exec;
       std::vector<Case> cases = {{Failure::none, -1, false}, {Failure::negative, w / 2, false}};
-      if (below != 20000) {
+      if (below < 8000) {
         for (const int column : {0, w - 1}) cases.push_back({Failure::negative, column, false});
         cases.push_back({Failure::nan, w / 2, false});
         cases.push_back({Failure::none, -1, true});
@@ -510,7 +512,8 @@ TEMPLATE_TEST_CASE("cuda::potrf_panel equals portable::potrf_panel", "[potrf][cu
             Kokkos::deep_copy(fast_state.info, 2);
             Kokkos::deep_copy(reference_state.info, 2);
           }
-          cuda::potrf_panel(exec, uplo, fast, 10, fast_state, 16);
+          cuda::potrf_panel(fast_space, uplo, fast, 10, fast_state, 16);
+          fast_space.fence();
           const auto diagonal = std::make_pair(0, w), beside = std::make_pair(w, w + below);
           const auto D = Kokkos::subview(reference, diagonal, diagonal);
           portable::potf2(exec, uplo, D, 10, reference_state);

@@ -42,19 +42,25 @@ __device__ __noinline__ int first_largest_position(Real magnitude, int position,
 // multiplier of zero above: the same values while the pivot row is finite (x - 0 u = x), and
 // two instructions less per entry (the guard costs a select of each 32-bit half); a pivot row
 // that is not finite turns a row above into NaN, which the caller sees and then runs guarded.
-// Unguarded, double in the classes of 24 to 32 columns divides by a moderate pivot
-// (ops::is_moderate) through its reciprocal, without CUDA's check for quotients to redo (an
-// overflow ends in a row that is not finite). Smaller classes keep CUDA's division: there the
-// second path of code took 14 to 18 more registers, a block an SM less, and 11% more time at
-// n = 16 and 20.
+// Unguarded double from 24 columns is also speculative: each step takes as pivot the one lane
+// whose magnitude's leading 32 bits are the largest, and divides through the pivot's reciprocal
+// without CUDA's check for quotients to redo; a step where that is not certain to be LAPACK's
+// result (a tie of those bits, no positive candidate, a pivot outside [2^-1000, 2^1000], zero
+// included) sets `doubt`, and the caller runs guarded. The steps then have no branch, so the
+// compiler can overlap one step's update with the next step's search: 200000 matrices of 24 /
+// 28 / 32 columns in 0.96 / 1.28 / 1.67 ms, 1.00 / 1.39 / 1.81 with the branches (H200, d).
+// Below 24 columns it took 8 to 24 more registers and ran slower (16: 0.36 against 0.30 ms).
+// Elsewhere, unguarded steps take the exact search (ties) as a call, and CUDA's division.
 template <bool Guarded, class T, int N>
 __device__ void factor_in_segment(T (&row)[N], int& position, int& pivot_of_step, int& first_zero,
-                                  int lane, int m, int steps) {
+                                  bool& doubt, int lane, int m, int steps) {
   using Real = ops::real_of_t<T>;
   constexpr int S = warp::segment_lanes(N);
+  constexpr bool speculative = !Guarded && std::is_same_v<T, double> && N >= 24;
   position = lane;
   pivot_of_step = lane;
   first_zero = 0;
+  doubt = false;
 #pragma unroll
   for (int j = 0; j < N; ++j) {
     const bool active = j < steps;
@@ -62,11 +68,13 @@ __device__ void factor_in_segment(T (&row)[N], int& position, int& pivot_of_step
     const bool candidate = position >= j && lane < m && mine == mine;  // never a NaN
     // The largest magnitude's leading 32 bits first: where one lane alone holds them, that lane
     // is the pivot. Ties of those bits, a column without a positive leading word and steps past
-    // a matrix's end (in any segment of the warp) are rare, and take the exact search.
+    // a matrix's end (in any segment of the warp) are rare, and take the exact search (or, when
+    // speculative, the guarded pass).
     const unsigned key = candidate ? warp::ordered_key(mine) : 0u;
     const unsigned top = warp::segment_max_key<S>(key);
     const unsigned holders = warp::segment_votes<S>(candidate && key == top);
-    const bool exact = !__all_sync(warp::full_mask, active && top > 0 && __popc(holders) == 1);
+    const bool exact =
+        !speculative && !__all_sync(warp::full_mask, active && top > 0 && __popc(holders) == 1);
     int pivot_lane = __ffs(holders) - 1;
     int p = __shfl_sync(warp::full_mask, position, pivot_lane, S);
     if (exact) p = first_largest_position<S>(candidate ? mine : Real(-1), position, j);
@@ -79,19 +87,17 @@ __device__ void factor_in_segment(T (&row)[N], int& position, int& pivot_of_step
     }
     if (exact) pivot_lane = warp::first_lane_where<S>(position == j);  // where p moved
     const T pivot = warp::shuffle<S>(row[j], pivot_lane);
-    const bool zero = ops::is_zero(pivot);
-    if (active && zero && first_zero == 0) first_zero = j + 1;
     // LAPACK leaves a zero pivot's column unscaled; the column below it is zero, so no update.
     // Columns past n are zero in every row (the pivot row's too), so they may be updated: they
-    // are never stored.
+    // are never stored. (A speculative step with a zero pivot is in doubt.)
+    const bool zero = !speculative && ops::is_zero(pivot);
+    if (active && zero && first_zero == 0) first_zero = j + 1;
     const bool below = active && !zero && position > j && lane < m;
-    if constexpr (!Guarded && std::is_same_v<T, double> && N >= 24) {
-      if (ops::is_moderate(pivot)) {
-        const double reciprocal = ops::reciprocal_of_moderate(pivot);
-        if (below) row[j] = ops::quotient_by_reciprocal(row[j], pivot, reciprocal);
-      } else if (below) {
-        row[j] = ops::divide(row[j], pivot);
-      }
+    if constexpr (speculative) {
+      doubt = doubt || (active && (top == 0 || __popc(holders) != 1 || !ops::is_moderate(pivot)));
+      const T quotient =
+          ops::quotient_by_reciprocal(row[j], pivot, ops::reciprocal_of_moderate(pivot));
+      if (below) row[j] = quotient;
     } else if (below) {
       row[j] = ops::divide(row[j], pivot);
     }
@@ -115,8 +121,8 @@ __device__ ops::real_of_t<T> non_finite_probe(const T (&row)[N]) {
 }
 
 // LAPACK's getf2 on the matrices of a launch (factor_in_segment), each in a segment of S lanes,
-// 32 / S of them per warp. Unguarded, a warp in which a row is not finite at the end stores
-// nothing and returns false.
+// 32 / S of them per warp. Unguarded, a warp in which a row is not finite at the end, or a
+// speculative step was in doubt, stores nothing and returns false.
 template <bool Guarded, class T, int N>
 __device__ bool getrf_segments(const DeviceBatch<T>& batch, const DeviceBatch<int>& pivots,
                                int* info, std::int64_t info_stride, int count) {
@@ -132,8 +138,9 @@ __device__ bool getrf_segments(const DeviceBatch<T>& batch, const DeviceBatch<in
   for (int c = 0; c < N; ++c)
     row[c] = lane < m && c < n ? a.base[lane * a.row_stride + c * a.col_stride] : T{};
   int position, pivot_of_step, first_zero;
-  factor_in_segment<Guarded>(row, position, pivot_of_step, first_zero, lane, m, steps);
-  if (!Guarded && __any_sync(warp::full_mask, non_finite_probe(row) != 0)) return false;
+  bool doubt;
+  factor_in_segment<Guarded>(row, position, pivot_of_step, first_zero, doubt, lane, m, steps);
+  if (!Guarded && __any_sync(warp::full_mask, doubt || non_finite_probe(row) != 0)) return false;
 
 #pragma unroll
   for (int c = 0; c < N; ++c)
@@ -152,15 +159,16 @@ __device__ __noinline__ void getrf_segments_guarded(const DeviceBatch<T>& batch,
   getrf_segments<true, T, N>(batch, pivots, info, info_stride, count);
 }
 
-// Real matrices unguarded first; a warp that met a row that is not finite runs guarded from the
-// input, which is still in place. The batches are grid constants so that the call takes their
-// addresses without copying them to the stack (a copy per thread cost the memory-bound small
-// sizes up to twice their time). Complex matrices run guarded alone: unguarded first they ran
-// 10-20% slower (more registers, and the select is a smaller share of a complex update).
-// Double at 24 and 28 columns is held to five blocks an SM (96 registers, against 102 and 110
-// uncapped: 102 allocate as 104, which leaves four blocks): 200000 matrices of 28 x 28 1.44 ms
-// against 1.54, of 24 x 24 1.01 against 1.12. At 32 the same bound (68 bytes of spill) gained
-// 3.5% with 200000 matrices and lost 5% with 20000, so 32 keeps four.
+// Real matrices unguarded first; a warp that met a row that is not finite (or a doubtful step)
+// runs guarded from the input, which is still in place. The batches are grid constants so that the
+// call takes their addresses without copying them to the stack (a copy per thread cost the
+// memory-bound small sizes up to twice their time). Complex matrices run guarded alone: unguarded
+// first they ran 10-20% slower (more registers, and the select is a smaller share of a complex
+// update). Double at 24 and 28 columns is held to five blocks an SM (96 registers, against 102 and
+// 110 uncapped: 102 allocate as 104, which leaves four blocks): 200000 matrices of 28 x 28 1.44 ms
+// against 1.54, of 24 x 24 1.01 against 1.12 (measured before the speculative steps, which spill
+// 16 and 32 bytes under the bound). At 32 the same bound (68 bytes of spill) gained 3.5% with
+// 200000 matrices and lost 5% with 20000, so 32 keeps four.
 template <class T, int N>
 constexpr int getrf_warp_min_blocks = (std::is_same_v<T, double> && (N == 24 || N == 28)) ? 5 : 0;
 

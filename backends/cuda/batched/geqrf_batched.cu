@@ -88,18 +88,16 @@ __device__ __forceinline__ bool has_normal_reciprocal(T d) {
     return largest >= DBL_MIN && largest <= 0x1p1020;
 }
 
-// x's sum of squares over the calling thread's entries of it: col[k] is row first + stride k,
-// x the rows past j. Four partial sums: a shorter chain of dependent additions on the step's
-// critical path. Real sums of squares as one multiply-add each.
+// x's sum of squares, x the rows of col past j. Four partial sums: a shorter chain of dependent
+// additions on the step's critical path. Real sums of squares as one multiply-add each.
 template <class T, int K>
-__device__ __forceinline__ ops::real_of_t<T> squares_below(const T (&col)[K], int j, int first,
-                                                           int stride) {
+__device__ __forceinline__ ops::real_of_t<T> squares_below(const T (&col)[K], int j) {
   using Real = ops::real_of_t<T>;
   constexpr bool complex = sizeof(T) != sizeof(Real);
   Real partial[4] = {};
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    if (first + stride * k <= j) continue;
+    if (k <= j) continue;
     const Real re = ops::real_part(col[k]), im = ops::imag_part(col[k]);
     partial[k % 4] += re * re;
     if (complex) partial[k % 4] += im * im;
@@ -113,8 +111,7 @@ __device__ __forceinline__ ops::real_of_t<T> squares_below(const T (&col)[K], in
 template <class T, int N>
 __device__ __forceinline__ void reflector(const T (&col)[N], const T* x_in_tile, int j, T& tau,
                                           T& divisor, ops::real_of_t<T>& beta) {
-  reflector_from_squares<T, N>(squares_below(col, j, 0, 1), col[j], x_in_tile, j, tau, divisor,
-                               beta);
+  reflector_from_squares<T, N>(squares_below(col, j), col[j], x_in_tile, j, tau, divisor, beta);
 }
 
 // The portable team kernel's geqr2, lane c of a segment owning column c. Step j: lane j forms

@@ -164,13 +164,14 @@ __device__ __noinline__ void getrf_segments_guarded(const DeviceBatch<T>& batch,
 // call takes their addresses without copying them to the stack (a copy per thread cost the
 // memory-bound small sizes up to twice their time). Complex matrices run guarded alone: unguarded
 // first they ran 10-20% slower (more registers, and the select is a smaller share of a complex
-// update). Double at 24 and 28 columns is held to five blocks an SM (96 registers, against 102 and
-// 110 uncapped: 102 allocate as 104, which leaves four blocks): 200000 matrices of 28 x 28 1.44 ms
-// against 1.54, of 24 x 24 1.01 against 1.12 (measured before the speculative steps, which spill
-// 16 and 32 bytes under the bound). At 32 the same bound (68 bytes of spill) gained 3.5% with
-// 200000 matrices and lost 5% with 20000, so 32 keeps four.
+// update). Double from 24 columns is held to five blocks an SM (96 registers, against 102, 110
+// and 128 uncapped: 102 allocate as 104, which leaves four blocks). Before the speculative steps,
+// 200000 matrices of 28 x 28 took 1.44 ms against 1.54, of 24 x 24 1.01 against 1.12, and 32
+// gained 3.5% but lost 5% with 20000 matrices, so it kept four; with them (spilling 16 / 32 / 52
+// bytes at 24 / 28 / 32), 32 x 32 took 1.64 ms against 1.67 with 200000 matrices and 0.204-0.207
+// against 0.193-0.216 with 20000 (H200).
 template <class T, int N>
-constexpr int getrf_warp_min_blocks = (std::is_same_v<T, double> && (N == 24 || N == 28)) ? 5 : 0;
+constexpr int getrf_warp_min_blocks = (std::is_same_v<T, double> && N >= 24) ? 5 : 0;
 
 template <class T, int N>
 __global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, N>)

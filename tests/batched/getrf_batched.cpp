@@ -514,7 +514,8 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's warp kernel equals portable::getrf_bat
 
   SECTION("fixed batches of every size 1 to 32, square and rectangular") {
     // 37 matrices: at 8 per warp (4-lane segments) and 32 per block, the batch ends inside a
-    // warp of the second block.
+    // warp of the second block. Square sizes 4, 8, 12, ..., 32 take the kernels built for full
+    // matrices of their size class, the others the kernels that test each row and column.
     for (int n = 1; n <= 32; ++n) check_fixed(Kokkos::LayoutStride(), n, n, 37);
     for (const auto [m, n] : std::vector<std::pair<int, int>>{{32, 1},
                                                               {1, 32},

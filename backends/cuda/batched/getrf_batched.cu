@@ -122,8 +122,12 @@ __device__ ops::real_of_t<T> non_finite_probe(const T (&row)[N]) {
 
 // LAPACK's getf2 on the matrices of a launch (factor_in_segment), each in a segment of S lanes,
 // 32 / S of them per warp. Unguarded, a warp in which a row is not finite at the end, or a
-// speculative step was in doubt, stores nothing and returns false.
-template <bool Guarded, class T, int N>
+// speculative step was in doubt, stores nothing and returns false. Full: a fixed batch of N x N
+// matrices, whose sizes are then constants: no test of a row or a column against the matrix's
+// sizes and no step past its end, a sixth fewer instructions at N = 8. 200000 matrices of 8 / 16
+// / 24 / 32 took 0.077 / 0.280 / 0.776 / 1.457 ms against 0.089 / 0.300 / 0.958 / 1.654, complex
+// double 32 x 32 5.84 ms against 9.06 (H200).
+template <bool Guarded, bool Full, class T, int N>
 __device__ bool getrf_segments(const DeviceBatch<T>& batch, const DeviceBatch<int>& pivots,
                                int* info, std::int64_t info_stride, int count) {
   constexpr int S = warp::segment_lanes(N);
@@ -131,12 +135,14 @@ __device__ bool getrf_segments(const DeviceBatch<T>& batch, const DeviceBatch<in
   const int b = warp::member(batch, thread / S, count), lane = threadIdx.x % S;
   const warp::Located<T> a = warp::locate(batch, b);
   const warp::Located<int> ipiv = warp::locate(pivots, b);
-  const int m = a.rows, n = a.cols, steps = min(m, n);
+  // Full: a segment past the batch (b = -1) loads and stores nothing but takes its steps.
+  const bool mine = Full ? b >= 0 && lane < N : lane < a.rows;
+  const int m = Full ? N : a.rows, n = Full ? N : a.cols, steps = min(m, n);
 
   T row[N];
 #pragma unroll
   for (int c = 0; c < N; ++c)
-    row[c] = lane < m && c < n ? a.base[lane * a.row_stride + c * a.col_stride] : T{};
+    row[c] = mine && c < n ? a.base[lane * a.row_stride + c * a.col_stride] : T{};
   int position, pivot_of_step, first_zero;
   bool doubt;
   factor_in_segment<Guarded>(row, position, pivot_of_step, first_zero, doubt, lane, m, steps);
@@ -144,19 +150,19 @@ __device__ bool getrf_segments(const DeviceBatch<T>& batch, const DeviceBatch<in
 
 #pragma unroll
   for (int c = 0; c < N; ++c)
-    if (lane < m && c < n) a.base[position * a.row_stride + c * a.col_stride] = row[c];
-  if (lane < steps) ipiv.base[lane * ipiv.row_stride] = pivot_of_step + 1;
+    if (mine && c < n) a.base[position * a.row_stride + c * a.col_stride] = row[c];
+  if ((!Full || mine) && lane < steps) ipiv.base[lane * ipiv.row_stride] = pivot_of_step + 1;
   if (lane == 0 && b >= 0) info[b * info_stride] = first_zero;
   return true;
 }
 
 // The guarded steps as a call of their own, so that their registers do not add to the
 // unguarded path's (inlined, they took 128 to 134 registers at 32 x 32 in double).
-template <class T, int N>
+template <bool Full, class T, int N>
 __device__ __noinline__ void getrf_segments_guarded(const DeviceBatch<T>& batch,
                                                     const DeviceBatch<int>& pivots, int* info,
                                                     std::int64_t info_stride, int count) {
-  getrf_segments<true, T, N>(batch, pivots, info, info_stride, count);
+  getrf_segments<true, Full, T, N>(batch, pivots, info, info_stride, count);
 }
 
 // Real matrices unguarded first; a warp that met a row that is not finite (or a doubtful step)
@@ -173,7 +179,7 @@ __device__ __noinline__ void getrf_segments_guarded(const DeviceBatch<T>& batch,
 template <class T, int N>
 constexpr int getrf_warp_min_blocks = (std::is_same_v<T, double> && N >= 24) ? 5 : 0;
 
-template <class T, int N>
+template <class T, int N, bool Full>
 __global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, N>)
     getrf_warp(const __grid_constant__ DeviceBatch<T> batch,
                const __grid_constant__ DeviceBatch<int> pivots, int* info, std::int64_t info_stride,
@@ -182,10 +188,10 @@ __global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, 
   const int thread = blockIdx.x * warp::block_threads + threadIdx.x;
   if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
   if constexpr (std::is_floating_point_v<T>) {
-    if (!getrf_segments<false, T, N>(batch, pivots, info, info_stride, count))
-      getrf_segments_guarded<T, N>(batch, pivots, info, info_stride, count);
+    if (!getrf_segments<false, Full, T, N>(batch, pivots, info, info_stride, count))
+      getrf_segments_guarded<Full, T, N>(batch, pivots, info, info_stride, count);
   } else {
-    getrf_segments<true, T, N>(batch, pivots, info, info_stride, count);
+    getrf_segments<true, Full, T, N>(batch, pivots, info, info_stride, count);
   }
 }
 
@@ -194,15 +200,23 @@ __global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, 
 template <class T>
 void getrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<int>& ipiv,
                          int* info, std::int64_t info_stride, int count, int largest) {
-  warp::launch_segments(
-      stream, count, largest, [](auto size) { return getrf_warp<T, decltype(size)::value>; }, A,
-      ipiv, info, info_stride, count);
+  const bool full = !A.variable && A.rows == A.cols && A.rows == warp::size_class(largest);
+  if (full)
+    warp::launch_segments(
+        stream, count, largest,
+        [](auto size) { return getrf_warp<T, decltype(size)::value, true>; }, A, ipiv, info,
+        info_stride, count);
+  else
+    warp::launch_segments(
+        stream, count, largest,
+        [](auto size) { return getrf_warp<T, decltype(size)::value, false>; }, A, ipiv, info,
+        info_stride, count);
 }
 
 template <class T>
 int getrf_batched_small_resident_matrices(int largest) {
   return warp::resident_matrices<warp::block_threads>(
-      largest, [](auto size) { return getrf_warp<T, decltype(size)::value>; });
+      largest, [](auto size) { return getrf_warp<T, decltype(size)::value, false>; });
 }
 
 #define BASALT_INSTANTIATE_GETRF_BATCHED_SMALL(T)                                              \

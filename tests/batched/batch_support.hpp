@@ -168,4 +168,23 @@ auto to_host(const View& v) {
   return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
 }
 
+// Every matrix of a fixed batch (a rank-3 View), or every vector of a rank-2 View (batch, k) as
+// a k x 1 matrix, copied to the host: host_matrices' form for the fixed batches.
+template <class View, std::enable_if_t<Kokkos::is_view<View>::value, int> = 0>
+auto host_matrices(const View& batch) {
+  using T = std::remove_const_t<typename View::value_type>;
+  const auto host = to_host(batch);
+  std::vector<HostMatrix<T>> all;
+  for (size_t b = 0; b < host.extent(0); ++b) {
+    if constexpr (View::rank == 3) {
+      all.push_back(host_matrix(host, static_cast<int>(b)));
+    } else {
+      HostMatrix<T> v("v", host.extent(1), 1);
+      for (size_t i = 0; i < host.extent(1); ++i) v(i, 0) = host(b, i);
+      all.push_back(v);
+    }
+  }
+  return all;
+}
+
 }  // namespace basalt::test

@@ -519,13 +519,13 @@ TEST_CASE("geqrf_batched family on NaN, extreme and invalid input", "[geqrf_batc
 #if defined(BASALT_ENABLE_CUDA)
 // The warp-segment CUDA kernel against the portable team kernel on the same batches, on the GPU:
 // both accurate, and equal up to rounding (the same reflectors, summed in another order). Every
-// segment width, square, tall and wide members, zero columns, a batch that does not fill its
-// last warp.
+// segment width, square, tall and wide members, zero columns, fixed and variable batches, a
+// batch that does not fill its last warp.
 TEMPLATE_TEST_CASE("cuda::geqrf_batched equals portable::geqrf_batched", "[geqrf_batched][cuda]",
                    float, double, Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
   std::vector<std::vector<HostMatrix<T>>> batches;
-  for (const int n : {1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32}) {
+  for (const int n : {1, 2, 3, 4, 5, 8, 9, 12, 16, 17, 24, 31, 32}) {
     std::vector<HostMatrix<T>> batch;
     for (int b = 0; b < 37; ++b) batch.push_back(random_matrix<T>(n, n, b % 5 == 2));
     batches.push_back(batch);
@@ -537,13 +537,11 @@ TEMPLATE_TEST_CASE("cuda::geqrf_batched equals portable::geqrf_batched", "[geqrf
   batches.push_back(mixed);
 
   const Kokkos::Cuda exec;
-  for (size_t k = 0; k < batches.size(); ++k) {
-    const auto& originals = batches[k];
-    CAPTURE(k);
-    auto fast = variable_batch(originals);
-    auto reference = variable_batch(originals);
-    auto fast_tau = make_variable_vectors<T>("tau", min_dimensions(fast));
-    auto reference_tau = make_variable_vectors<T>("tau", min_dimensions(fast));
+  // Both factorizations of fast and reference, two copies of originals in one batch form, with
+  // tau in the same form (fast_tau, reference_tau).
+  const auto check_both = [&](const std::vector<HostMatrix<T>>& originals, const auto& fast,
+                              const auto& reference, const auto& fast_tau,
+                              const auto& reference_tau) {
     const auto a_fast = impl::matrices<Exec>(fast);
     const auto a_reference = impl::matrices<Exec>(reference);
     REQUIRE(cuda::geqrf_batched_fits(a_fast));
@@ -571,6 +569,21 @@ TEMPLATE_TEST_CASE("cuda::geqrf_batched equals portable::geqrf_batched", "[geqrf
         CHECK(Kokkos::abs(Wide(taus[b](j, 0)) - Wide(reference_taus[b](j, 0))) <=
               64 * std::max(m, n) * eps<T>());
     }
+  };
+  for (size_t k = 0; k < batches.size(); ++k) {
+    const auto& originals = batches[k];
+    CAPTURE(k);
+    const auto fast = variable_batch(originals);
+    check_both(originals, fast, variable_batch(originals),
+               make_variable_vectors<T>("tau", min_dimensions(fast)),
+               make_variable_vectors<T>("tau", min_dimensions(fast)));
+    // The uniform batches as fixed batches too: n = 4, 8, 12, 16, 24 and 32 take the kernels
+    // built for full matrices of their size class.
+    const int n = originals[0].extent(0), count = static_cast<int>(originals.size());
+    if (k + 1 < batches.size())
+      check_both(originals, device_batch(originals, n, n), device_batch(originals, n, n),
+                 Kokkos::View<T**, Kokkos::LayoutRight>("tau", count, n),
+                 Kokkos::View<T**, Kokkos::LayoutRight>("tau", count, n));
   }
 }
 #endif

@@ -204,7 +204,7 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched equals portable::potrf_batched", "[potrf
                    float, double, Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
   std::vector<std::vector<HostMatrix<T>>> batches;
-  for (const int n : {1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32}) {
+  for (const int n : {1, 2, 3, 4, 5, 8, 9, 12, 16, 17, 24, 31, 32}) {
     std::vector<HostMatrix<T>> batch;
     for (int b = 0; b < 37; ++b) batch.push_back(spd_matrix<T>(n, b % 5 == 2));
     batches.push_back(batch);
@@ -215,41 +215,50 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched equals portable::potrf_batched", "[potrf
   batches.push_back(mixed);
 
   const Kokkos::Cuda exec;
+  // Both factorizations of fast and reference, two copies of originals in one batch form.
+  const auto check_both = [&](Triangle uplo, const std::vector<HostMatrix<T>>& originals,
+                              const auto& fast, const auto& reference) {
+    const int count = static_cast<int>(originals.size());
+    Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
+    const auto a_fast = impl::matrices<Exec>(fast);
+    const auto a_reference = impl::matrices<Exec>(reference);
+    REQUIRE(cuda::potrf_batched_fits(a_fast));
+    cuda::potrf_batched(exec, uplo, a_fast, fast_info);
+    portable::potrf_batched(exec, uplo, a_reference, reference_info,
+                            impl::batch_launch<Exec>(a_reference));
+    exec.fence();
+    const auto factors = host_matrices(fast);
+    const auto reference_factors = host_matrices(reference);
+    const auto infos = to_host(fast_info);
+    const auto reference_infos = to_host(reference_info);
+    for (int b = 0; b < count; ++b) {
+      CAPTURE(b);
+      REQUIRE(infos(b) == reference_infos(b));
+      const int n = originals[b].extent(0);
+      const int done = infos(b) == 0 ? n : infos(b) - 1;
+      if (infos(b) == 0) CHECK(cholesky_backward_error(originals[b], factors[b], uplo) < 30);
+      double difference = 0, size = 0;
+      for (int j = 0; j < done; ++j)
+        for (int i = j; i < n; ++i) {
+          const auto [r, c] = uplo == Triangle::lower ? std::pair{i, j} : std::pair{j, i};
+          const Wide expected = Wide(reference_factors[b](r, c));
+          difference =
+              std::max(difference, double(Kokkos::abs(Wide(factors[b](r, c)) - expected)));
+          size = std::max(size, double(Kokkos::abs(expected)));
+        }
+      CHECK(difference <= 64 * n * eps<T>() * size);
+    }
+  };
   for (const Triangle uplo : {Triangle::lower, Triangle::upper})
     for (size_t k = 0; k < batches.size(); ++k) {
       const auto& originals = batches[k];
       CAPTURE(k, static_cast<int>(uplo));
-      auto fast = variable_batch(originals);
-      auto reference = variable_batch(originals);
-      Kokkos::View<int*> fast_info("info", fast.count()), reference_info("info", fast.count());
-      const auto a_fast = impl::matrices<Exec>(fast);
-      const auto a_reference = impl::matrices<Exec>(reference);
-      REQUIRE(cuda::potrf_batched_fits(a_fast));
-      cuda::potrf_batched(exec, uplo, a_fast, fast_info);
-      portable::potrf_batched(exec, uplo, a_reference, reference_info,
-                              impl::batch_launch<Exec>(a_reference));
-      exec.fence();
-      const auto factors = host_matrices(fast);
-      const auto reference_factors = host_matrices(reference);
-      const auto infos = to_host(fast_info);
-      const auto reference_infos = to_host(reference_info);
-      for (size_t b = 0; b < originals.size(); ++b) {
-        CAPTURE(b);
-        REQUIRE(infos(b) == reference_infos(b));
-        const int n = originals[b].extent(0);
-        const int done = infos(b) == 0 ? n : infos(b) - 1;
-        if (infos(b) == 0) CHECK(cholesky_backward_error(originals[b], factors[b], uplo) < 30);
-        double difference = 0, size = 0;
-        for (int j = 0; j < done; ++j)
-          for (int i = j; i < n; ++i) {
-            const auto [r, c] = uplo == Triangle::lower ? std::pair{i, j} : std::pair{j, i};
-            const Wide expected = Wide(reference_factors[b](r, c));
-            difference =
-                std::max(difference, double(Kokkos::abs(Wide(factors[b](r, c)) - expected)));
-            size = std::max(size, double(Kokkos::abs(expected)));
-          }
-        CHECK(difference <= 64 * n * eps<T>() * size);
-      }
+      check_both(uplo, originals, variable_batch(originals), variable_batch(originals));
+      // The uniform batches as fixed batches too: n = 4, 8, 12, 16, 24 and 32 take the kernels built
+      // for full matrices of their size class.
+      const int n = originals[0].extent(0);
+      if (k + 1 < batches.size())
+        check_both(uplo, originals, device_batch(originals, n, n), device_batch(originals, n, n));
     }
 }
 

@@ -122,8 +122,8 @@ __device__ __forceinline__ void reflector(const T (&col)[N], const T* x_in_tile,
 // two that holds N); the steps stop after the warp's last (the tile's columns past it are then
 // stale only below the diagonal, outside the matrices). Control flow around the shuffles and
 // __syncwarp is the same on every lane of the warp; lanes branch only around their own
-// arithmetic.
-template <class T, int N>
+// arithmetic. Full: every matrix N x N (warp::full_size_class).
+template <class T, int N, bool Full>
 __global__ void __launch_bounds__(threads_per_block)
     geqrf_columns(DeviceBatch<T> batch, DeviceBatch<T> taus, int count) {
   constexpr int S = warp::segment_lanes(N);  // matrices up to N x N in segments of S lanes
@@ -134,10 +134,12 @@ __global__ void __launch_bounds__(threads_per_block)
   const int lane = threadIdx.x % S;  // a row to move, a column to own
   const warp::Located<T> a = warp::locate(batch, b);
   const warp::Located<T> tau = warp::locate(taus, b);
-  const int m = a.rows, n = a.cols, steps = min(m, n);
+  const int m = Full ? N : a.rows, n = Full ? N : a.cols, steps = min(m, n);
+  // Full: a segment past the batch (b = -1) loads and stores nothing but takes its steps.
+  const bool mine = lane < m && (!Full || b >= 0);
   // The warp stops after the last step any of its matrices has: a matrix of 17 to 32 columns
   // takes a whole warp, and a variable batch's warps hold matrices of like sizes.
-  const int warp_steps = __reduce_max_sync(warp::full_mask, steps);
+  const int warp_steps = Full ? N : __reduce_max_sync(warp::full_mask, steps);
   T* tile = tiles[threadIdx.x / S];
 
   // Through the tile: read and written a column at a time, coalesced. All loads first, into
@@ -146,7 +148,7 @@ __global__ void __launch_bounds__(threads_per_block)
   T col[N];
 #pragma unroll
   for (int c = 0; c < N; ++c)
-    col[c] = lane < m && c < n ? a.base[lane * a.row_stride + c * a.col_stride] : T{};
+    col[c] = mine && c < n ? a.base[lane * a.row_stride + c * a.col_stride] : T{};
 #pragma unroll
   for (int c = 0; c < S; ++c) tile[c * (S + 1) + lane] = c < N ? col[c] : T{};
   __syncwarp();
@@ -166,7 +168,7 @@ __global__ void __launch_bounds__(threads_per_block)
       for (int i = j + 1; i < N; ++i) v[i] = col[i];  // x, or the output if H(j) = I
       ops::real_of_t<T> beta;
       reflector(col, v, j, t, divisor, beta);
-      if (j < steps) tau.base[j * tau.row_stride] = t;
+      if (j < steps && (!Full || b >= 0)) tau.base[j * tau.row_stride] = t;
       if (j < steps && !ops::is_zero(t)) col[j] = ops::make_scalar<T>(beta);
     }
     t = warp::shuffle<S>(t, j);
@@ -204,8 +206,7 @@ __global__ void __launch_bounds__(threads_per_block)
   __syncwarp();
 #pragma unroll
   for (int c = 0; c < N; ++c)
-    if (lane < m && c < n)
-      a.base[lane * a.row_stride + c * a.col_stride] = tile[c * (S + 1) + lane];
+    if (mine && c < n) a.base[lane * a.row_stride + c * a.col_stride] = tile[c * (S + 1) + lane];
 }
 
 // Matrices of 33 to 64 rows and columns (N = 48 or 64, the class): a block of 2 N threads per
@@ -354,15 +355,18 @@ __global__ void __launch_bounds__(2 * N, N == 64 ? 3 : 4)
 template <class T>
 void geqrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<T>& tau,
                          int count, int largest) {
-  warp::launch_segments_in_blocks<threads_per_block>(
-      stream, count, largest, [](auto size) { return geqrf_columns<T, decltype(size)::value>; }, A,
-      tau, count);
+  warp::with_full(warp::full_size_class(A, largest), [&](auto full) {
+    warp::launch_segments_in_blocks<threads_per_block>(
+        stream, count, largest,
+        [](auto size) { return geqrf_columns<T, decltype(size)::value, decltype(full)::value>; },
+        A, tau, count);
+  });
 }
 
 template <class T>
 int geqrf_batched_small_resident_matrices(int largest) {
   return warp::resident_matrices<threads_per_block>(
-      largest, [](auto size) { return geqrf_columns<T, decltype(size)::value>; });
+      largest, [](auto size) { return geqrf_columns<T, decltype(size)::value, false>; });
 }
 
 template <class T>

@@ -122,11 +122,8 @@ __device__ ops::real_of_t<T> non_finite_probe(const T (&row)[N]) {
 
 // LAPACK's getf2 on the matrices of a launch (factor_in_segment), each in a segment of S lanes,
 // 32 / S of them per warp. Unguarded, a warp in which a row is not finite at the end, or a
-// speculative step was in doubt, stores nothing and returns false. Full: a fixed batch of N x N
-// matrices, whose sizes are then constants: no test of a row or a column against the matrix's
-// sizes and no step past its end, a sixth fewer instructions at N = 8. 200000 matrices of 8 / 16
-// / 24 / 32 took 0.077 / 0.280 / 0.776 / 1.457 ms against 0.089 / 0.300 / 0.958 / 1.654, complex
-// double 32 x 32 5.84 ms against 9.06 (H200).
+// speculative step was in doubt, stores nothing and returns false. Full: every matrix N x N
+// (warp::full_size_class), the sizes then constants.
 template <bool Guarded, bool Full, class T, int N>
 __device__ bool getrf_segments(const DeviceBatch<T>& batch, const DeviceBatch<int>& pivots,
                                int* info, std::int64_t info_stride, int count) {
@@ -200,17 +197,12 @@ __global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, 
 template <class T>
 void getrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<int>& ipiv,
                          int* info, std::int64_t info_stride, int count, int largest) {
-  const bool full = !A.variable && A.rows == A.cols && A.rows == warp::size_class(largest);
-  if (full)
+  warp::with_full(warp::full_size_class(A, largest), [&](auto full) {
     warp::launch_segments(
         stream, count, largest,
-        [](auto size) { return getrf_warp<T, decltype(size)::value, true>; }, A, ipiv, info,
-        info_stride, count);
-  else
-    warp::launch_segments(
-        stream, count, largest,
-        [](auto size) { return getrf_warp<T, decltype(size)::value, false>; }, A, ipiv, info,
-        info_stride, count);
+        [](auto size) { return getrf_warp<T, decltype(size)::value, decltype(full)::value>; }, A,
+        ipiv, info, info_stride, count);
+  });
 }
 
 template <class T>

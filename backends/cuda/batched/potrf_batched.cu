@@ -16,7 +16,8 @@ namespace {
 // subtracts L(i, j) conj(L(c, j)) from its elements c in j+1..i, L(c, j) from lane c.
 // A non-positive (or NaN) diagonal stops the matrix there, A(j, j) left as it was updated.
 // Control flow is the same on every lane of the warp; what differs between segments is data.
-template <class T, int N>
+// Full: every matrix N x N (warp::full_size_class).
+template <class T, int N, bool Full>
 __global__ void __launch_bounds__(warp::block_threads)
     potrf_warp(bool lower, DeviceBatch<T> batch, int* info, std::int64_t info_stride, int count) {
   using Real = ops::real_of_t<T>;
@@ -25,7 +26,9 @@ __global__ void __launch_bounds__(warp::block_threads)
   if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
   const int b = warp::member(batch, thread / S, count), i = threadIdx.x % S;
   const warp::Located<T> a = warp::locate(batch, b);
-  const int n = a.rows;
+  const int n = Full ? N : a.rows;
+  // Full: a segment past the batch (b = -1) loads and stores nothing but takes its steps.
+  const bool mine = i < n && (!Full || b >= 0);
   // Measured (H100, 20000 matrices): through shared memory 8-20% faster in double from 12 to
   // 32, 5% slower in 8-lane segments, 15% slower in complex double at 32.
   constexpr bool column_through_shared = S >= 16 && sizeof(T) <= 8;
@@ -44,7 +47,7 @@ __global__ void __launch_bounds__(warp::block_threads)
 #pragma unroll
   for (int c = 0; c < N; ++c) {
     row[c] = T{};
-    if (c <= i && i < n) row[c] = lower ? *at(c) : ops::conjugate(*at(c));
+    if (c <= i && mine) row[c] = lower ? *at(c) : ops::conjugate(*at(c));
   }
 
   int failed = 0;
@@ -78,7 +81,7 @@ __global__ void __launch_bounds__(warp::block_threads)
 
 #pragma unroll
   for (int c = 0; c < N; ++c)
-    if (c <= i && i < n) *at(c) = lower ? row[c] : ops::conjugate(row[c]);
+    if (c <= i && mine) *at(c) = lower ? row[c] : ops::conjugate(row[c]);
   if (i == 0 && b >= 0) info[b * info_stride] = failed;
 }
 
@@ -87,15 +90,18 @@ __global__ void __launch_bounds__(warp::block_threads)
 template <class T>
 void potrf_batched_small(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
                          std::int64_t info_stride, int count, int largest) {
-  warp::launch_segments(
-      stream, count, largest, [](auto size) { return potrf_warp<T, decltype(size)::value>; }, lower,
-      A, info, info_stride, count);
+  warp::with_full(warp::full_size_class(A, largest), [&](auto full) {
+    warp::launch_segments(
+        stream, count, largest,
+        [](auto size) { return potrf_warp<T, decltype(size)::value, decltype(full)::value>; },
+        lower, A, info, info_stride, count);
+  });
 }
 
 template <class T>
 int potrf_batched_small_resident_matrices(int largest) {
   return warp::resident_matrices<warp::block_threads>(
-      largest, [](auto size) { return potrf_warp<T, decltype(size)::value>; });
+      largest, [](auto size) { return potrf_warp<T, decltype(size)::value, false>; });
 }
 
 #define BASALT_INSTANTIATE_POTRF_BATCHED_SMALL(T)                                       \

@@ -156,7 +156,7 @@ constexpr int block_threads = 128;
 // Whether A is a fixed batch of square matrices of the size class that holds `largest`. The warp
 // kernels have a variant for such batches that takes the sizes as constants: no test of a row or
 // a column against them and no step past the matrix's end. On an H200, 200000 matrices in double:
-// LU at 8 / 32 13% / 12% less time (a sixth fewer instructions at 8), Cholesky at 32 10%, QR at
+// LU at 8 / 32 14% / 12% less time (a sixth fewer instructions at 8), Cholesky at 32 10%, QR at
 // 16 / 24 17% / 12%; complex double LU at 32 36%.
 template <class T>
 bool full_size_class(const DeviceBatch<T>& A, int largest) {

@@ -196,9 +196,39 @@ TEST_CASE("potrf_batched on NaN and invalid input", "[potrf_batched]") {
 }
 
 #if defined(BASALT_ENABLE_CUDA)
+namespace {
+
+// The CUDA path's factor of one matrix against the portable kernel's: same info; where the
+// factorization completes, an accurate factor; the leading columns it completed equal up to
+// rounding; the other triangle untouched.
+template <class T>
+void check_against_portable(const HostMatrix<T>& original, const HostMatrix<T>& factor,
+                            const HostMatrix<T>& reference, int info, int reference_info,
+                            Triangle uplo) {
+  REQUIRE(info == reference_info);
+  const int n = original.extent(0);
+  int touched = 0;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i)
+      if (uplo == Triangle::lower ? i < j : i > j) touched += !(factor(i, j) == original(i, j));
+  CHECK(touched == 0);
+  const int done = info == 0 ? n : info - 1;
+  if (info == 0) CHECK(cholesky_backward_error(original, factor, uplo) < 30);
+  double difference = 0, size = 0;
+  for (int j = 0; j < done; ++j)
+    for (int i = j; i < n; ++i) {
+      const auto [r, c] = uplo == Triangle::lower ? std::pair{i, j} : std::pair{j, i};
+      const Wide expected = Wide(reference(r, c));
+      difference = std::max(difference, double(Kokkos::abs(Wide(factor(r, c)) - expected)));
+      size = std::max(size, double(Kokkos::abs(expected)));
+    }
+  CHECK(difference <= 64 * n * eps<T>() * size);
+}
+
+}  // namespace
+
 // The warp-segment CUDA kernel against the portable team kernel on the same batches, on the GPU:
-// same info; where the factorization completes, factors equal up to rounding and accurate; where
-// it stops at k, the same leading k - 1 columns. Every segment width, both triangles, fixed and
+// check_against_portable on each matrix. Every segment width, both triangles, fixed and
 // variable batches (zero-order members too), a batch that does not fill its last warp.
 TEMPLATE_TEST_CASE("cuda::potrf_batched equals portable::potrf_batched", "[potrf_batched][cuda]",
                    float, double, Kokkos::complex<float>, Kokkos::complex<double>) {
@@ -233,20 +263,8 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched equals portable::potrf_batched", "[potrf
     const auto reference_infos = to_host(reference_info);
     for (int b = 0; b < count; ++b) {
       CAPTURE(b);
-      REQUIRE(infos(b) == reference_infos(b));
-      const int n = originals[b].extent(0);
-      const int done = infos(b) == 0 ? n : infos(b) - 1;
-      if (infos(b) == 0) CHECK(cholesky_backward_error(originals[b], factors[b], uplo) < 30);
-      double difference = 0, size = 0;
-      for (int j = 0; j < done; ++j)
-        for (int i = j; i < n; ++i) {
-          const auto [r, c] = uplo == Triangle::lower ? std::pair{i, j} : std::pair{j, i};
-          const Wide expected = Wide(reference_factors[b](r, c));
-          difference =
-              std::max(difference, double(Kokkos::abs(Wide(factors[b](r, c)) - expected)));
-          size = std::max(size, double(Kokkos::abs(expected)));
-        }
-      CHECK(difference <= 64 * n * eps<T>() * size);
+      check_against_portable(originals[b], factors[b], reference_factors[b], infos(b),
+                             reference_infos(b), uplo);
     }
   };
   for (const Triangle uplo : {Triangle::lower, Triangle::upper})
@@ -280,33 +298,6 @@ HostMatrix<T> cholesky_test_matrix(int n, int kind) {
       for (int i = 0; i < n; ++i)
         a(i, j) = T(a(i, j) * real_t<T>(std::ldexp(1.0, -(i / 8) - (j / 8))));
   return a;
-}
-
-// The CUDA path's factor of one matrix against the portable kernel's: same info; where the
-// factorization completes, an accurate factor; the leading columns it completed equal up to
-// rounding; the other triangle untouched.
-template <class T>
-void check_against_portable(const HostMatrix<T>& original, const HostMatrix<T>& factor,
-                            const HostMatrix<T>& reference, int info, int reference_info,
-                            Triangle uplo) {
-  REQUIRE(info == reference_info);
-  const int n = original.extent(0);
-  int touched = 0;
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i)
-      if (uplo == Triangle::lower ? i < j : i > j) touched += !(factor(i, j) == original(i, j));
-  CHECK(touched == 0);
-  const int done = info == 0 ? n : info - 1;
-  if (info == 0) CHECK(cholesky_backward_error(original, factor, uplo) < 30);
-  double difference = 0, size = 0;
-  for (int j = 0; j < done; ++j)
-    for (int i = j; i < n; ++i) {
-      const auto [r, c] = uplo == Triangle::lower ? std::pair{i, j} : std::pair{j, i};
-      const Wide expected = Wide(reference(r, c));
-      difference = std::max(difference, double(Kokkos::abs(Wide(factor(r, c)) - expected)));
-      size = std::max(size, double(Kokkos::abs(expected)));
-    }
-  CHECK(difference <= 64 * n * eps<T>() * size);
 }
 
 }  // namespace

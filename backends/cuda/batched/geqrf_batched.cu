@@ -31,12 +31,53 @@ __device__ __forceinline__ bool squares_trusted(Real squares) {
   return squares >= ops::smallest_trusted_square<Real>() && isfinite(squares);
 }
 
+// ||x|| scaled by its largest magnitude, for sums of squares of x (rows j + 1 .. N - 1) that are
+// not trusted; from x as the caller has written it to the tile (x(i) at x_in_tile[i]), in loops
+// not unrolled (from the registers it would cost some 50 registers on every path, 32 x 32 double).
+template <class T, int N>
+__device__ __forceinline__ ops::real_of_t<T> scaled_norm(const T* x_in_tile, int j) {
+  using Real = ops::real_of_t<T>;
+  Real largest = 0;  // a NaN is passed over here and comes back in the sum
+#pragma unroll 1
+  for (int i = j + 1; i < N; ++i) largest = fmax(largest, ops::magnitude(x_in_tile[i]));
+  const Real scale = largest > Real(0) ? largest : Real(1);
+  Real scaled = 0;
+#pragma unroll 1
+  for (int i = j + 1; i < N; ++i) {
+    const Real r = ops::magnitude(x_in_tile[i]) / scale;
+    scaled += r * r;
+  }
+  return scale * sqrt(scaled);
+}
+
+// ||(alpha, x)|| where the plain sum of squares does not give it, as one call: by norm3 where x's
+// sum of squares is trusted, else from scaled_norm. Inlined into each unrolled step of the warp
+// kernel, these paths' divisions and square roots brought their slow paths (101 of them at 8 x 8);
+// as a call they cost registers instead, which pays only from 17 rows up (perf/NOTES.md, "The warp
+// kernels on full matrices"). The column-pair kernel (N = 48, 64) runs its steps in a rolled
+// loop, where the inlined paths appear once: it keeps them inline.
+template <class Real>
+struct RareNorm {
+  Real norm;
+  bool x_is_zero;
+};
+
+template <class T, int N>
+__device__ __noinline__ RareNorm<ops::real_of_t<T>> rare_norm_call(ops::real_of_t<T> squares,
+                                                                   bool trusted,
+                                                                   ops::real_of_t<T> alpha_re,
+                                                                   ops::real_of_t<T> alpha_im,
+                                                                   const T* x_in_tile, int j) {
+  using Real = ops::real_of_t<T>;
+  const Real xnorm = trusted ? sqrt(squares) : scaled_norm<T, N>(x_in_tile, j);
+  return {ops::norm3(alpha_re, alpha_im, xnorm), xnorm == Real(0)};
+}
+
 // LAPACK's larfg for step j from alpha and the sum of squares of x (rows j + 1 .. N - 1): beta =
 // -sign(re alpha) ||(alpha, x)||, tau = (beta - alpha) / beta, and the divisor of v = x / (alpha -
 // beta); as the portable team kernel. ||(alpha, x)|| from the plain sum where that is trusted and
-// stays finite with alpha's square (one square root, no division), by norm3 where only x's is;
-// else ||x|| scaled by the largest magnitude, from x as the caller has written it to the tile (x(i)
-// at x_in_tile[i]).
+// stays finite with alpha's square (one square root, no division); else by norm3 where only x's
+// is, or from scaled_norm.
 template <class T, int N>
 __device__ __forceinline__ void reflector_from_squares(ops::real_of_t<T> squares, T alpha,
                                                        const T* x_in_tile, int j, T& tau,
@@ -50,22 +91,15 @@ __device__ __forceinline__ void reflector_from_squares(ops::real_of_t<T> squares
   bool x_is_zero = false;  // a trusted sum of squares is positive
   if (trusted && isfinite(all_squares)) {
     norm = sqrt(all_squares);
+  } else if constexpr (N > 16 && N <= 32) {
+    const RareNorm<Real> rare =
+        rare_norm_call<T, N>(squares, trusted, alpha_re, alpha_im, x_in_tile, j);
+    norm = rare.norm;
+    x_is_zero = rare.x_is_zero;
   } else if (trusted) {
     norm = ops::norm3(alpha_re, alpha_im, sqrt(squares));
   } else {
-    // The rare path, from the tile in loops not unrolled: from the registers it would cost
-    // some 50 registers on every path (32 x 32 double).
-    Real largest = 0;  // a NaN is passed over here and comes back in the sum
-#pragma unroll 1
-    for (int i = j + 1; i < N; ++i) largest = fmax(largest, ops::magnitude(x_in_tile[i]));
-    const Real scale = largest > Real(0) ? largest : Real(1);
-    Real scaled = 0;
-#pragma unroll 1
-    for (int i = j + 1; i < N; ++i) {
-      const Real r = ops::magnitude(x_in_tile[i]) / scale;
-      scaled += r * r;
-    }
-    const Real xnorm = scale * sqrt(scaled);
+    const Real xnorm = scaled_norm<T, N>(x_in_tile, j);
     x_is_zero = xnorm == Real(0);
     norm = ops::norm3(alpha_re, alpha_im, xnorm);
   }

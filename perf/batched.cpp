@@ -84,8 +84,8 @@ struct BatchedCases {
           });
     }
     auto A = make_variable_batch<T>("A", sizes, sizes);
-    const auto ipiv = make_variable_vectors<int>("ipiv", sizes);
-    const auto tau = make_variable_vectors<T>("tau", sizes);
+    const auto ipiv = make_variable_vectors<int>("ipiv", A);
+    const auto tau = make_variable_vectors<T>("tau", A);
     Kokkos::View<int*> info("info", count);
     auto restore = [&] { Kokkos::deep_copy(exec, A.values, original.values); };
     const Timing ours = measure(ctx, restore, [&] { factor(exec, A, ipiv, tau, info); });

@@ -10,10 +10,11 @@
 //
 // A is a batch of m x n matrices in either form of batch.hpp, overwritten by R (on and above
 // the diagonal) and the Householder vectors (below it), LAPACK's storage; tau: a rank-2 View
-// (batch, >= min(m, n)) or a VariableBatch of vectors (make_variable_vectors with
-// min_dimensions(A)). ormqr applies the k = length-of-tau reflectors from the left (C has m
-// rows) or the right (C has m columns); Op::transpose is taken for real scalars (where it is
-// the conjugate transpose) and refused for complex ones, as xUNMQR and xGELS refuse 'T'.
+// (batch, >= min(m, n)) or a VariableBatch of vectors (make_variable_vectors<T>(label, A),
+// whose lengths need no check on each call, or with min_dimensions(A)). ormqr applies the k =
+// length-of-tau reflectors from the left (C has m rows) or the right (C has m columns);
+// Op::transpose is taken for real scalars (where it is the conjugate transpose) and refused for
+// complex ones, as xUNMQR and xGELS refuse 'T'.
 //
 // gels, as xGELS: B holds max(m, n) rows per matrix. For op(A) with at least as many rows as
 // columns it is the least-squares solution, X in B's first columns-of-op(A) rows (the rest

@@ -8,12 +8,13 @@
 //
 // A is a batch in either form of batch.hpp: a rank-3 View A(batch, m, n) in any layout, or a
 // VariableBatch (every matrix its own m, n and leading dimension). ipiv: a rank-2 View of int
-// (batch, >= min(m, n)), or a VariableBatch<int> of vectors (make_variable_vectors with
-// min_dimensions(A)); LAPACK's 1-based pivots. info: a rank-1 View of int, one entry per
-// matrix: 0, or k > 0 when U(k, k) of that matrix is exactly zero, its factorization completed
-// as LAPACK completes it. A singular member never stops the rest of the batch. getrs and gesv
-// need square matrices; B is a batch of the same form with as many rows as A, overwritten by
-// X. gesv leaves B alone for the matrices whose info > 0, as LAPACK does.
+// (batch, >= min(m, n)), or a VariableBatch<int> of vectors (make_variable_vectors<int>(label,
+// A), whose lengths need no check on each call, or with min_dimensions(A)); LAPACK's 1-based
+// pivots. info: a rank-1 View of int, one entry per matrix: 0, or k > 0 when U(k, k) of that
+// matrix is exactly zero, its factorization completed as LAPACK completes it. A singular member
+// never stops the rest of the batch. getrs and gesv need square matrices; B is a batch of the
+// same form with as many rows as A, overwritten by X. gesv leaves B alone for the matrices whose
+// info > 0, as LAPACK does.
 //
 // Invalid arguments throw basalt::InvalidArgument before any work; the checks read only
 // host-side sizes. Every call is asynchronous on exec.
@@ -114,12 +115,11 @@ template <class A, class P, class B>
 void check_lu_solve(const char* routine, const A& a, const P& p, const B& x) {
   require_same_count(routine, "ipiv", a, p);
   require_same_count(routine, "B", a, x);
+  check_square(routine, a);
   check_each_matrix(
       routine,
       [](int b, const auto& need, const HostSizes& a_sizes, const HostSizes& ipiv_sizes,
          const HostSizes& b_sizes) {
-        need(a_sizes.rows[b] == a_sizes.cols[b], "A", "matrix ", b, " is ", a_sizes.rows[b], " x ",
-             a_sizes.cols[b], "; it must be square");
         need(ipiv_sizes.rows[b] >= a_sizes.rows[b], "ipiv", "matrix ", b, ": ipiv holds ",
              ipiv_sizes.rows[b], " entries; ", a_sizes.rows[b], " are needed");
         need(b_sizes.rows[b] == a_sizes.rows[b], "B", "matrix ", b, ": B has ", b_sizes.rows[b],

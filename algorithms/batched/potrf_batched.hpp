@@ -81,11 +81,10 @@ namespace impl {
 template <class A, class B>
 void check_cholesky_solve(const char* routine, const A& a, const B& x) {
   require_same_count(routine, "B", a, x);
+  check_square(routine, a);
   check_each_matrix(
       routine,
       [](int b, const auto& need, const HostSizes& a_sizes, const HostSizes& b_sizes) {
-        need(a_sizes.rows[b] == a_sizes.cols[b], "A", "matrix ", b, " is ", a_sizes.rows[b], " x ",
-             a_sizes.cols[b], "; it must be square");
         need(b_sizes.rows[b] == a_sizes.rows[b], "B", "matrix ", b, ": B has ", b_sizes.rows[b],
              " rows; A has ", a_sizes.rows[b]);
       },
@@ -102,13 +101,7 @@ void potrf_batched(const ExecSpace& exec, Triangle uplo, const ABatch& A, const 
                 "basalt::potrf_batched overwrites A");
   const auto a = impl::matrices<ExecSpace>(A);
   impl::require_info<ExecSpace>("potrf_batched", info, a.count);
-  impl::check_each_matrix(
-      "potrf_batched",
-      [](int b, const auto& need, const impl::HostSizes& a_sizes) {
-        need(a_sizes.rows[b] == a_sizes.cols[b], "A", "matrix ", b, " is ", a_sizes.rows[b], " x ",
-             a_sizes.cols[b], "; it must be square");
-      },
-      a);
+  impl::check_square("potrf_batched", a);
   using Spec = Specialization<routine::potrf_batched, ExecSpace>;
   if constexpr (Spec::available) {
     if (Spec::handles(a)) return Spec::apply(exec, uplo, a, info);

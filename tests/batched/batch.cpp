@@ -23,6 +23,8 @@ TEST_CASE("make_variable_batch sums up its sizes", "[batch]") {
     CHECK(batch.max_rows == max_rows);
     CHECK(batch.max_cols == (count ? *std::max_element(cols.begin(), cols.end()) : 0));
     CHECK(batch.min_cols == (count ? *std::min_element(cols.begin(), cols.end()) : 0));
+    CHECK(batch.all_square == (rows == cols));
+    CHECK(make_variable_batch<double>("square", rows, rows).all_square);
     REQUIRE(static_cast<int>(batch.with_rows.extent(0)) == max_rows + 1);
     for (int r = 0; r <= max_rows; ++r) {
       int with = 0, most_cols = 0;
@@ -49,4 +51,18 @@ TEST_CASE("make_variable_batch sums up its sizes", "[batch]") {
     }
     CHECK(std::count(seen.begin(), seen.end(), 1) == count);
   }
+}
+
+TEST_CASE("make_variable_vectors for a batch of matrices", "[batch]") {
+  const std::vector<int> rows = {3, 0, 7, 5}, cols = {4, 2, 7, 1};
+  const auto A = make_variable_batch<float>("A", rows, cols);
+  const auto tau = make_variable_vectors<float>("tau", A);
+  REQUIRE(tau.count() == A.count());
+  for (int b = 0; b < A.count(); ++b) {
+    CHECK(tau.host_rows(b) == std::min(rows[b], cols[b]));
+    CHECK(tau.host_cols(b) == 1);
+  }
+  CHECK(tau.made_for_rows.data() == A.host_rows.data());
+  CHECK(tau.made_for_cols.data() == A.host_cols.data());
+  CHECK(make_variable_vectors<float>("tau", min_dimensions(A)).made_for_rows.data() == nullptr);
 }

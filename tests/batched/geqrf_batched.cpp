@@ -211,7 +211,7 @@ TEMPLATE_TEST_CASE("geqrf_batched on a variable-size batch, sizes 1 to 512", "[g
   std::vector<HostMatrix<T>> originals;
   for (const auto [m, n] : shapes) originals.push_back(random_matrix<T>(m, n));
   auto A = variable_batch(originals);
-  auto tau = make_variable_vectors<T>("tau", min_dimensions(A));
+  auto tau = make_variable_vectors<T>("tau", A);
   geqrf_batched(Exec(), A, tau);
   const auto qr = host_matrices(A);
   const auto taus = host_matrices(tau);

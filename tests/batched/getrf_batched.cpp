@@ -157,7 +157,7 @@ TEMPLATE_TEST_CASE("getrf_batched on a variable-size batch, sizes 1 to 512", "[g
   for (size_t b = 0; b < shapes.size(); ++b)
     originals.push_back(random_matrix<T>(shapes[b].first, shapes[b].second, b % 4 == 2));
   auto A = variable_batch(originals);
-  auto ipiv = make_variable_vectors<int>("ipiv", min_dimensions(A));
+  auto ipiv = make_variable_vectors<int>("ipiv", A);
   Kokkos::View<int*> info("info", A.count());
   getrf_batched(Exec(), A, ipiv, info);
   const auto lu = host_matrices(A);
@@ -357,7 +357,20 @@ TEST_CASE("getrf_batched on empty, NaN and invalid input", "[getrf_batched]") {
     CHECK(e.argument() == "ipiv");
     CHECK_THAT(e.what(), Catch::Contains("matrix 3:"));
   }
-  const auto pivots = make_variable_vectors<int>("ipiv", sizes);
+  // Pivots made for another batch are checked matrix by matrix.
+  std::vector<int> smaller = sizes;
+  smaller[2] = 4;
+  const auto other = make_variable_batch<double>("other", smaller, smaller);
+  const auto pivots_of_other = make_variable_vectors<int>("ipiv", other);
+  try {
+    getrf_batched(Exec(), variable, pivots_of_other, variable_info);
+    FAIL("no exception");
+  } catch (const InvalidArgument& e) {
+    CHECK(e.argument() == "ipiv");
+    CHECK_THAT(e.what(), Catch::Contains("matrix 2:"));
+  }
+  const auto pivots = make_variable_vectors<int>("ipiv", variable);
+  CHECK(host_matrices(pivots)[2].extent(0) == 5);
   auto no_column = make_variable_batch<int>("ipiv", sizes, {1, 1, 0, 1, 1});
   CHECK(argument_of([&] { getrf_batched(Exec(), variable, no_column, variable_info); }) == "ipiv");
   std::vector<int> rows = sizes;

@@ -39,7 +39,9 @@ struct BatchAccess {
   // Host side, for checks and launch sizes (with_rows_, most_cols_with_rows_: VariableBatch's).
   Kokkos::View<const int*, Kokkos::HostSpace> host_rows_, host_cols_;
   Kokkos::View<const int*, Kokkos::HostSpace> with_rows_, most_cols_with_rows_;
+  Kokkos::View<const int*, Kokkos::HostSpace> made_for_rows_, made_for_cols_;
   int max_rows = 0, max_cols = 0;
+  bool all_square_ = false;  // a variable batch's summary; a fixed batch checks its one size
 
   KOKKOS_INLINE_FUNCTION int rows(int b) const { return variable ? var_rows(b) : fixed_rows; }
   KOKKOS_INLINE_FUNCTION int cols(int b) const { return variable ? var_cols(b) : fixed_cols; }
@@ -87,8 +89,11 @@ BatchAccess<T, M> variable_access(const VariableBatch<T, M>& batch) {
   a.host_cols_ = batch.host_cols;
   a.with_rows_ = batch.with_rows;
   a.most_cols_with_rows_ = batch.most_cols_with_rows;
+  a.made_for_rows_ = batch.made_for_rows;
+  a.made_for_cols_ = batch.made_for_cols;
   a.max_rows = batch.max_rows;
   a.max_cols = batch.max_cols;
+  a.all_square_ = batch.all_square;
   return a;
 }
 
@@ -223,10 +228,14 @@ void check_each_matrix(const char* routine, const EachMatrix& each_matrix, const
 }
 
 // Checks that v, a batch of vectors (pivots, tau), holds min(m, n) entries or more for each
-// matrix of a.
+// matrix of a: at once where v was made for a (make_variable_vectors(label, matrices)), else
+// matrix by matrix.
 template <class A, class V>
 void check_min_dimension_vectors(const char* routine, const char* argument, const A& a,
                                  const V& v) {
+  if (a.variable && v.variable && v.made_for_rows_.data() == a.host_rows_.data() &&
+      v.made_for_cols_.data() == a.host_cols_.data())
+    return;
   check_each_matrix(
       routine,
       [argument](int b, const auto& need, const HostSizes& a_sizes, const HostSizes& v_sizes) {
@@ -235,6 +244,20 @@ void check_min_dimension_vectors(const char* routine, const char* argument, cons
              v_sizes.rows[b], " entries; min(m, n) = ", k, " are needed");
       },
       a, v);
+}
+
+// Checks that every matrix of a is square: at once from a variable batch's summary, else matrix
+// by matrix.
+template <class A>
+void check_square(const char* routine, const A& a) {
+  if (a.variable && a.all_square_) return;
+  check_each_matrix(
+      routine,
+      [](int b, const auto& need, const HostSizes& a_sizes) {
+        need(a_sizes.rows[b] == a_sizes.cols[b], "A", "matrix ", b, " is ", a_sizes.rows[b], " x ",
+             a_sizes.cols[b], "; it must be square");
+      },
+      a);
 }
 
 }  // namespace basalt::impl

@@ -348,27 +348,22 @@ TEST_CASE("getrf_batched on empty, NaN and invalid input", "[getrf_batched]") {
   auto variable = make_variable_batch<double>("variable", sizes, sizes);
   std::vector<int> lengths = sizes;
   lengths[3] = 6;
-  const auto short_pivots = make_variable_vectors<int>("ipiv", lengths);
   Kokkos::View<int*> variable_info("info", sizes.size());
-  try {
-    getrf_batched(Exec(), variable, short_pivots, variable_info);
-    FAIL("no exception");
-  } catch (const InvalidArgument& e) {
-    CHECK(e.argument() == "ipiv");
-    CHECK_THAT(e.what(), Catch::Contains("matrix 3:"));
-  }
+  const auto refuses_pivots_of_matrix = [&](const auto& pivots, const char* matrix) {
+    try {
+      getrf_batched(Exec(), variable, pivots, variable_info);
+      FAIL("no exception");
+    } catch (const InvalidArgument& e) {
+      CHECK(e.argument() == "ipiv");
+      CHECK_THAT(e.what(), Catch::Contains(matrix));
+    }
+  };
+  refuses_pivots_of_matrix(make_variable_vectors<int>("ipiv", lengths), "matrix 3:");
   // Pivots made for another batch are checked matrix by matrix.
   std::vector<int> smaller = sizes;
   smaller[2] = 4;
   const auto other = make_variable_batch<double>("other", smaller, smaller);
-  const auto pivots_of_other = make_variable_vectors<int>("ipiv", other);
-  try {
-    getrf_batched(Exec(), variable, pivots_of_other, variable_info);
-    FAIL("no exception");
-  } catch (const InvalidArgument& e) {
-    CHECK(e.argument() == "ipiv");
-    CHECK_THAT(e.what(), Catch::Contains("matrix 2:"));
-  }
+  refuses_pivots_of_matrix(make_variable_vectors<int>("ipiv", other), "matrix 2:");
   const auto pivots = make_variable_vectors<int>("ipiv", variable);
   CHECK(host_matrices(pivots)[2].extent(0) == 5);
   auto no_column = make_variable_batch<int>("ipiv", sizes, {1, 1, 0, 1, 1});

@@ -64,44 +64,60 @@ cudaDataType data_type() {
   if constexpr (std::is_same_v<S, Kokkos::complex<double>>) return CUDA_C_64F;
 }
 
-// cuSOLVER's 64-bit Xgetrf for one m x n column-major shape, its workspace held between calls so
-// that only the factorization is timed. Pivots are 64-bit, as that API returns them.
+// The parameters and workspaces of one call of a 64-bit cuSOLVER routine (Xgetrf, Xpotrf,
+// Xgeqrf) for one shape, held between calls so that only the factorization is timed.
+// query(params, &device_bytes, &host_bytes) makes the routine's _bufferSize call.
+class XWorkspace {
+ public:
+  template <class Query>
+  explicit XWorkspace(const Query& query) {
+    check(cusolverDnCreateParams(&params), "cusolverDnCreateParams");
+    std::size_t device_bytes = 0, host_bytes = 0;
+    query(params, &device_bytes, &host_bytes);
+    device = Kokkos::View<char*, Kokkos::CudaSpace>("cusolver workspace", device_bytes);
+    host.resize(host_bytes);
+  }
+  ~XWorkspace() { cusolverDnDestroyParams(params); }
+  XWorkspace(const XWorkspace&) = delete;
+  XWorkspace& operator=(const XWorkspace&) = delete;
+
+  cusolverDnParams_t params = nullptr;
+  Kokkos::View<char*, Kokkos::CudaSpace> device;
+  std::vector<char> host;
+};
+
+// cuSOLVER's 64-bit Xgetrf for one m x n column-major shape (an XWorkspace). Pivots are 64-bit,
+// as that API returns them.
 template <class T>
 class Getrf {
  public:
   Getrf(const Handle& handle, std::int64_t m, std::int64_t n, std::int64_t lda)
-      : handle_(handle), m_(m), n_(n), lda_(lda) {
-    check(cusolverDnCreateParams(&params_), "cusolverDnCreateParams");
-    std::size_t device_bytes = 0, host_bytes = 0;
-    check(cusolverDnXgetrf_bufferSize(handle_, params_, m, n, data_type<T>(), nullptr, lda,
-                                      data_type<T>(), &device_bytes, &host_bytes),
-          "cusolverDnXgetrf_bufferSize");
-    device_ = Kokkos::View<char*, Kokkos::CudaSpace>("cusolver workspace", device_bytes);
-    host_.resize(host_bytes);
-  }
-  ~Getrf() { cusolverDnDestroyParams(params_); }
-  Getrf(const Getrf&) = delete;
-  Getrf& operator=(const Getrf&) = delete;
+      : handle_(handle),
+        m_(m),
+        n_(n),
+        lda_(lda),
+        work_([&](cusolverDnParams_t params, std::size_t* device_bytes, std::size_t* host_bytes) {
+          check(cusolverDnXgetrf_bufferSize(handle, params, m, n, data_type<T>(), nullptr, lda,
+                                            data_type<T>(), device_bytes, host_bytes),
+                "cusolverDnXgetrf_bufferSize");
+        }) {}
 
   // Factors A in place; info lands in the device scalar `info`.
   template <class AView, class PivView, class InfoView>
   void operator()(const AView& A, const PivView& ipiv, const InfoView& info) {
-    check(cusolverDnXgetrf(handle_, params_, m_, n_, data_type<T>(), A.data(), lda_, ipiv.data(),
-                           data_type<T>(), device_.data(), device_.extent(0), host_.data(),
-                           host_.size(), info.data()),
+    check(cusolverDnXgetrf(handle_, work_.params, m_, n_, data_type<T>(), A.data(), lda_,
+                           ipiv.data(), data_type<T>(), work_.device.data(), work_.device.extent(0),
+                           work_.host.data(), work_.host.size(), info.data()),
           "cusolverDnXgetrf");
   }
 
  private:
   const Handle& handle_;
   std::int64_t m_, n_, lda_;
-  cusolverDnParams_t params_ = nullptr;
-  Kokkos::View<char*, Kokkos::CudaSpace> device_;
-  std::vector<char> host_;
+  XWorkspace work_;
 };
 
-// cuSOLVER's 64-bit Xpotrf for one n x n column-major shape, its workspace held between calls so
-// that only the factorization is timed.
+// cuSOLVER's 64-bit Xpotrf for one n x n column-major shape (an XWorkspace).
 template <class T>
 class Potrf {
  public:
@@ -109,25 +125,19 @@ class Potrf {
       : handle_(handle),
         uplo_(uplo == Triangle::lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER),
         n_(n),
-        lda_(lda) {
-    check(cusolverDnCreateParams(&params_), "cusolverDnCreateParams");
-    std::size_t device_bytes = 0, host_bytes = 0;
-    check(cusolverDnXpotrf_bufferSize(handle_, params_, uplo_, n, data_type<T>(), nullptr, lda,
-                                      data_type<T>(), &device_bytes, &host_bytes),
-          "cusolverDnXpotrf_bufferSize");
-    device_ = Kokkos::View<char*, Kokkos::CudaSpace>("cusolver workspace", device_bytes);
-    host_.resize(host_bytes);
-  }
-  ~Potrf() { cusolverDnDestroyParams(params_); }
-  Potrf(const Potrf&) = delete;
-  Potrf& operator=(const Potrf&) = delete;
+        lda_(lda),
+        work_([&](cusolverDnParams_t params, std::size_t* device_bytes, std::size_t* host_bytes) {
+          check(cusolverDnXpotrf_bufferSize(handle, params, uplo_, n, data_type<T>(), nullptr, lda,
+                                            data_type<T>(), device_bytes, host_bytes),
+                "cusolverDnXpotrf_bufferSize");
+        }) {}
 
   // Factors A in place; info lands in the device scalar `info`.
   template <class AView, class InfoView>
   void operator()(const AView& A, const InfoView& info) {
-    check(cusolverDnXpotrf(handle_, params_, uplo_, n_, data_type<T>(), A.data(), lda_,
-                           data_type<T>(), device_.data(), device_.extent(0), host_.data(),
-                           host_.size(), info.data()),
+    check(cusolverDnXpotrf(handle_, work_.params, uplo_, n_, data_type<T>(), A.data(), lda_,
+                           data_type<T>(), work_.device.data(), work_.device.extent(0),
+                           work_.host.data(), work_.host.size(), info.data()),
           "cusolverDnXpotrf");
   }
 
@@ -135,46 +145,39 @@ class Potrf {
   const Handle& handle_;
   cublasFillMode_t uplo_;
   std::int64_t n_, lda_;
-  cusolverDnParams_t params_ = nullptr;
-  Kokkos::View<char*, Kokkos::CudaSpace> device_;
-  std::vector<char> host_;
+  XWorkspace work_;
 };
 
-// cuSOLVER's 64-bit Xgeqrf for one m x n column-major shape, its workspace held between calls so
-// that only the factorization is timed.
+// cuSOLVER's 64-bit Xgeqrf for one m x n column-major shape (an XWorkspace).
 template <class T>
 class Geqrf {
  public:
   Geqrf(const Handle& handle, std::int64_t m, std::int64_t n, std::int64_t lda)
-      : handle_(handle), m_(m), n_(n), lda_(lda) {
-    check(cusolverDnCreateParams(&params_), "cusolverDnCreateParams");
-    std::size_t device_bytes = 0, host_bytes = 0;
-    check(cusolverDnXgeqrf_bufferSize(handle_, params_, m, n, data_type<T>(), nullptr, lda,
-                                      data_type<T>(), nullptr, data_type<T>(), &device_bytes,
-                                      &host_bytes),
-          "cusolverDnXgeqrf_bufferSize");
-    device_ = Kokkos::View<char*, Kokkos::CudaSpace>("cusolver workspace", device_bytes);
-    host_.resize(host_bytes);
-  }
-  ~Geqrf() { cusolverDnDestroyParams(params_); }
-  Geqrf(const Geqrf&) = delete;
-  Geqrf& operator=(const Geqrf&) = delete;
+      : handle_(handle),
+        m_(m),
+        n_(n),
+        lda_(lda),
+        work_([&](cusolverDnParams_t params, std::size_t* device_bytes, std::size_t* host_bytes) {
+          check(cusolverDnXgeqrf_bufferSize(handle, params, m, n, data_type<T>(), nullptr, lda,
+                                            data_type<T>(), nullptr, data_type<T>(), device_bytes,
+                                            host_bytes),
+                "cusolverDnXgeqrf_bufferSize");
+        }) {}
 
   // Factors A in place, tau receiving min(m, n) entries; info lands in the device scalar `info`.
   template <class AView, class TauView, class InfoView>
   void operator()(const AView& A, const TauView& tau, const InfoView& info) {
-    check(cusolverDnXgeqrf(handle_, params_, m_, n_, data_type<T>(), A.data(), lda_, data_type<T>(),
-                           tau.data(), data_type<T>(), device_.data(), device_.extent(0),
-                           host_.data(), host_.size(), info.data()),
-          "cusolverDnXgeqrf");
+    check(
+        cusolverDnXgeqrf(handle_, work_.params, m_, n_, data_type<T>(), A.data(), lda_,
+                         data_type<T>(), tau.data(), data_type<T>(), work_.device.data(),
+                         work_.device.extent(0), work_.host.data(), work_.host.size(), info.data()),
+        "cusolverDnXgeqrf");
   }
 
  private:
   const Handle& handle_;
   std::int64_t m_, n_, lda_;
-  cusolverDnParams_t params_ = nullptr;
-  Kokkos::View<char*, Kokkos::CudaSpace> device_;
-  std::vector<char> host_;
+  XWorkspace work_;
 };
 
 namespace detail {

@@ -487,6 +487,26 @@ void check_variable_batch(const std::vector<std::pair<int, int>>& shapes, int ki
   }
 }
 
+// The CUDA path and the portable team kernel on the same batches, on the GPU; kernel: the CUDA
+// kernel that must take them.
+enum class CudaKernel { warp, block };
+
+template <class ABatch, class PivBatch, class InfoView>
+void factor_both_ways(CudaKernel kernel, const ABatch& fast, const ABatch& reference,
+                      const PivBatch& fast_ipiv, const PivBatch& reference_ipiv,
+                      const InfoView& fast_info, const InfoView& reference_info) {
+  const Kokkos::Cuda exec;
+  const auto a_fast = impl::matrices<Exec>(fast);
+  const auto a_reference = impl::matrices<Exec>(reference);
+  REQUIRE(cuda::getrf_batched_fits(a_fast));
+  REQUIRE(cuda::getrf_batched_fits_small(a_fast.max_rows, a_fast.max_cols) ==
+          (kernel == CudaKernel::warp));
+  cuda::getrf_batched(exec, a_fast, impl::vectors<Exec>(fast_ipiv, "test", "ipiv"), fast_info);
+  portable::getrf_batched(exec, a_reference, impl::vectors<Exec>(reference_ipiv, "test", "ipiv"),
+                          reference_info, impl::batch_launch<Exec>(a_reference));
+  exec.fence();
+}
+
 }  // namespace
 
 // The warp-segment CUDA kernel (up to 32 x 32) against the portable team kernel on the GPU:
@@ -497,17 +517,8 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's warp kernel equals portable::getrf_bat
                    "[getrf_batched][cuda]", float, double, Kokkos::complex<float>,
                    Kokkos::complex<double>) {
   using T = TestType;
-  const Kokkos::Cuda exec;
-  const auto factor_both = [&](const auto& fast, const auto& reference, const auto& fast_ipiv,
-                               const auto& reference_ipiv, const auto& fast_info,
-                               const auto& reference_info) {
-    const auto a_fast = impl::matrices<Exec>(fast);
-    const auto a_reference = impl::matrices<Exec>(reference);
-    REQUIRE(cuda::getrf_batched_fits_small(a_fast.max_rows, a_fast.max_cols));
-    cuda::getrf_batched(exec, a_fast, impl::vectors<Exec>(fast_ipiv, "test", "ipiv"), fast_info);
-    portable::getrf_batched(exec, a_reference, impl::vectors<Exec>(reference_ipiv, "test", "ipiv"),
-                            reference_info, impl::batch_launch<Exec>(a_reference));
-    exec.fence();
+  const auto factor_both = [](const auto&... batches) {
+    factor_both_ways(CudaKernel::warp, batches...);
   };
   // Both factorizations of `count` m x n matrices of lu_test_matrix's five kinds in turn.
   const auto check_fixed = [&](auto layout, int m, int n, int count) {
@@ -644,18 +655,8 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_ba
                    "[getrf_batched][cuda]", float, double, Kokkos::complex<float>,
                    Kokkos::complex<double>) {
   using T = TestType;
-  const Kokkos::Cuda exec;
-  const auto factor_both = [&](const auto& fast, const auto& reference, const auto& fast_ipiv,
-                               const auto& reference_ipiv, const auto& fast_info,
-                               const auto& reference_info) {
-    const auto a_fast = impl::matrices<Exec>(fast);
-    const auto a_reference = impl::matrices<Exec>(reference);
-    REQUIRE(cuda::getrf_batched_fits(a_fast));
-    REQUIRE(!cuda::getrf_batched_fits_small(a_fast.max_rows, a_fast.max_cols));
-    cuda::getrf_batched(exec, a_fast, impl::vectors<Exec>(fast_ipiv, "test", "ipiv"), fast_info);
-    portable::getrf_batched(exec, a_reference, impl::vectors<Exec>(reference_ipiv, "test", "ipiv"),
-                            reference_info, impl::batch_launch<Exec>(a_reference));
-    exec.fence();
+  const auto factor_both = [](const auto&... batches) {
+    factor_both_ways(CudaKernel::block, batches...);
   };
 
   SECTION("fixed batches") {
@@ -722,7 +723,7 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_ba
     CHECK(!cuda::getrf_batched_fits(impl::matrices<Exec>(A)));
     auto ipiv = make_variable_vectors<int>("ipiv", min_dimensions(A));
     Kokkos::View<int*> info("info", A.count());
-    getrf_batched(exec, A, ipiv, info);
+    getrf_batched(Kokkos::Cuda(), A, ipiv, info);
     const auto lu = host_matrices(A);
     const auto pivots = host_matrices(ipiv);
     const auto infos = to_host(info);

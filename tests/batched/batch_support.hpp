@@ -168,6 +168,10 @@ auto to_host(const View& v) {
   return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
 }
 
+// Which CUDA kernel a comparison test's batches must go to: the warp-segment one (matrices up to
+// 32 x 32) or the block-per-matrix one.
+enum class CudaKernel { warp, block };
+
 // Every matrix of a fixed batch (a rank-3 View), or every vector of a rank-2 View (batch, k) as
 // a k x 1 matrix, copied to the host: host_matrices' form for the fixed batches.
 template <class View, std::enable_if_t<Kokkos::is_view<View>::value, int> = 0>

@@ -225,6 +225,42 @@ void check_against_portable(const HostMatrix<T>& original, const HostMatrix<T>& 
   CHECK(difference <= 64 * n * eps<T>() * size);
 }
 
+// The CUDA path and the portable team kernel on the same batches, on the GPU; kernel: the CUDA
+// kernel that must take them.
+template <class ABatch>
+void factor_both_ways(CudaKernel kernel, Triangle uplo, const ABatch& fast, const ABatch& reference,
+                      const Kokkos::View<int*>& fast_info,
+                      const Kokkos::View<int*>& reference_info) {
+  const Kokkos::Cuda exec;
+  const auto a_fast = impl::matrices<Exec>(fast);
+  const auto a_reference = impl::matrices<Exec>(reference);
+  REQUIRE(cuda::potrf_batched_fits(a_fast));
+  if (kernel == CudaKernel::block) REQUIRE(a_fast.max_rows > cuda::kernels::potrf_batched_max_size);
+  cuda::potrf_batched(exec, uplo, a_fast, fast_info);
+  portable::potrf_batched(exec, uplo, a_reference, reference_info,
+                          impl::batch_launch<Exec>(a_reference));
+  exec.fence();
+}
+
+// The originals factored both ways from fast and reference (two copies of them in one batch
+// form), each matrix then held to check_against_portable.
+template <class T, class ABatch>
+void check_both_ways(CudaKernel kernel, Triangle uplo, const std::vector<HostMatrix<T>>& originals,
+                     const ABatch& fast, const ABatch& reference) {
+  const int count = static_cast<int>(originals.size());
+  Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
+  factor_both_ways(kernel, uplo, fast, reference, fast_info, reference_info);
+  const auto factors = host_matrices(fast);
+  const auto reference_factors = host_matrices(reference);
+  const auto infos = to_host(fast_info);
+  const auto reference_infos = to_host(reference_info);
+  for (int b = 0; b < count; ++b) {
+    CAPTURE(b, originals[b].extent(0));
+    check_against_portable(originals[b], factors[b], reference_factors[b], infos(b),
+                           reference_infos(b), uplo);
+  }
+}
+
 }  // namespace
 
 // The warp-segment CUDA kernel against the portable team kernel on the same batches, on the GPU:
@@ -244,39 +280,18 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched equals portable::potrf_batched", "[potrf
     mixed.push_back(spd_matrix<T>(n, mixed.size() % 3 == 1));
   batches.push_back(mixed);
 
-  const Kokkos::Cuda exec;
-  // Both factorizations of fast and reference, two copies of originals in one batch form.
-  const auto check_both = [&](Triangle uplo, const std::vector<HostMatrix<T>>& originals,
-                              const auto& fast, const auto& reference) {
-    const int count = static_cast<int>(originals.size());
-    Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
-    const auto a_fast = impl::matrices<Exec>(fast);
-    const auto a_reference = impl::matrices<Exec>(reference);
-    REQUIRE(cuda::potrf_batched_fits(a_fast));
-    cuda::potrf_batched(exec, uplo, a_fast, fast_info);
-    portable::potrf_batched(exec, uplo, a_reference, reference_info,
-                            impl::batch_launch<Exec>(a_reference));
-    exec.fence();
-    const auto factors = host_matrices(fast);
-    const auto reference_factors = host_matrices(reference);
-    const auto infos = to_host(fast_info);
-    const auto reference_infos = to_host(reference_info);
-    for (int b = 0; b < count; ++b) {
-      CAPTURE(b);
-      check_against_portable(originals[b], factors[b], reference_factors[b], infos(b),
-                             reference_infos(b), uplo);
-    }
-  };
   for (const Triangle uplo : {Triangle::lower, Triangle::upper})
     for (size_t k = 0; k < batches.size(); ++k) {
       const auto& originals = batches[k];
       CAPTURE(k, static_cast<int>(uplo));
-      check_both(uplo, originals, variable_batch(originals), variable_batch(originals));
-      // The uniform batches as fixed batches too: n = 4, 8, 12, 16, 24 and 32 take the kernels built
-      // for full matrices of their size class.
+      check_both_ways(CudaKernel::warp, uplo, originals, variable_batch(originals),
+                      variable_batch(originals));
+      // The uniform batches as fixed batches too: n = 4, 8, 12, 16, 24 and 32 take the kernels
+      // built for full matrices of their size class.
       const int n = originals[0].extent(0);
       if (k + 1 < batches.size())
-        check_both(uplo, originals, device_batch(originals, n, n), device_batch(originals, n, n));
+        check_both_ways(CudaKernel::warp, uplo, originals, device_batch(originals, n, n),
+                        device_batch(originals, n, n));
     }
 }
 
@@ -313,35 +328,13 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
                    Kokkos::complex<double>) {
   using T = TestType;
   const Kokkos::Cuda exec;
-  const auto factor_both = [&](Triangle uplo, const auto& fast, const auto& reference,
-                               const auto& fast_info, const auto& reference_info) {
-    const auto a_fast = impl::matrices<Exec>(fast);
-    const auto a_reference = impl::matrices<Exec>(reference);
-    REQUIRE(cuda::potrf_batched_fits(a_fast));
-    REQUIRE(a_fast.max_rows > cuda::kernels::potrf_batched_max_size);
-    cuda::potrf_batched(exec, uplo, a_fast, fast_info);
-    portable::potrf_batched(exec, uplo, a_reference, reference_info,
-                            impl::batch_launch<Exec>(a_reference));
-    exec.fence();
-  };
-
   // The originals in a fixed batch of layout Layout, factored both ways and compared.
   const auto check_fixed = [&](Triangle uplo, auto layout,
                                const std::vector<HostMatrix<T>>& originals) {
-    const int count = static_cast<int>(originals.size()), n = originals[0].extent(0);
-    auto fast = device_batch_in<decltype(layout)>(originals, n, n);
-    auto reference = device_batch_in<decltype(layout)>(originals, n, n);
-    Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
-    factor_both(uplo, fast, reference, fast_info, reference_info);
-    const auto factors = to_host(fast);
-    const auto reference_factors = to_host(reference);
-    const auto infos = to_host(fast_info);
-    const auto reference_infos = to_host(reference_info);
-    for (int b = 0; b < count; ++b) {
-      CAPTURE(b);
-      check_against_portable(originals[b], host_matrix(factors, b),
-                             host_matrix(reference_factors, b), infos(b), reference_infos(b), uplo);
-    }
+    const int n = originals[0].extent(0);
+    check_both_ways(CudaKernel::block, uplo, originals,
+                    device_batch_in<decltype(layout)>(originals, n, n),
+                    device_batch_in<decltype(layout)>(originals, n, n));
   };
 
   for (const Triangle uplo : {Triangle::lower, Triangle::upper}) {
@@ -370,19 +363,9 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
       std::vector<HostMatrix<T>> originals;
       for (size_t b = 0; b < sizes.size(); ++b)
         originals.push_back(cholesky_test_matrix<T>(sizes[b], b % 6));
-      auto fast = variable_batch(originals);
-      auto reference = variable_batch(originals);
-      Kokkos::View<int*> fast_info("info", fast.count()), reference_info("info", fast.count());
-      factor_both(uplo, fast, reference, fast_info, reference_info);
-      const auto factors = host_matrices(fast);
-      const auto reference_factors = host_matrices(reference);
-      const auto infos = to_host(fast_info);
-      const auto reference_infos = to_host(reference_info);
-      for (size_t b = 0; b < sizes.size(); ++b) {
-        CAPTURE(sizes.size(), b, sizes[b]);
-        check_against_portable(originals[b], factors[b], reference_factors[b], infos(b),
-                               reference_infos(b), uplo);
-      }
+      CAPTURE(sizes.size());
+      check_both_ways(CudaKernel::block, uplo, originals, variable_batch(originals),
+                      variable_batch(originals));
     }
 
     // Matrices interleaved (LayoutLeft) and stored by rows (LayoutRight): any strides.
@@ -405,7 +388,8 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
     auto fast = device_batch(originals, n, n);
     auto reference = device_batch(originals, n, n);
     Kokkos::View<int*> fast_info("info", count), reference_info("info", count);
-    factor_both(Triangle::lower, fast, reference, fast_info, reference_info);
+    factor_both_ways(CudaKernel::block, Triangle::lower, fast, reference, fast_info,
+                     reference_info);
     const auto infos = to_host(fast_info);
     const auto reference_infos = to_host(reference_info);
     CHECK(infos(0) == 0);

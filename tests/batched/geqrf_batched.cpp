@@ -719,6 +719,20 @@ TEMPLATE_TEST_CASE("cuda::geqrf_batched up to 32 x 32 equals portable::geqrf_bat
     originals.push_back(member<T>(shapes[k].first, shapes[k].second, kinds.back()));
   }
   check_against_portable(originals, kinds, false);
+
+  // A variable batch too large for two waves of its largest class, so that its warp classes are
+  // not merged into one but launched apart, on the side streams (the batches above are merged).
+  originals.clear();
+  kinds.clear();
+  const int count = 9000;
+  const int resident = Kokkos::Cuda().cuda_device_prop().multiProcessorCount *
+                       cuda::kernels::geqrf_batched_small_resident_matrices<cuda::scalar_t<T>>(32);
+  REQUIRE(count > 2 * resident);
+  for (int k = 0; k < count; ++k) {
+    kinds.push_back(k % 7 == 3 ? cycle[k / 7 % cycle.size()] : Kind::random);
+    originals.push_back(member<T>(1 + 7 * k % 32, 1 + 13 * k % 32, kinds.back()));
+  }
+  check_against_portable(originals, kinds, false);
 }
 
 // The CUDA kernels for a largest dimension of 33 to 256 (up to 64 the column-pair kernel, but in

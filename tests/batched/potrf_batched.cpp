@@ -293,6 +293,17 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched equals portable::potrf_batched", "[potrf
         check_both_ways(CudaKernel::warp, uplo, originals, device_batch(originals, n, n),
                         device_batch(originals, n, n));
     }
+
+  // A variable batch too large for two waves of its largest class, so that its warp classes are
+  // not merged into one but launched apart, on the side streams (the batches above are merged).
+  const int count = 9000;
+  const int resident = Kokkos::Cuda().cuda_device_prop().multiProcessorCount *
+                       cuda::kernels::potrf_batched_small_resident_matrices<cuda::scalar_t<T>>(32);
+  REQUIRE(count > 2 * resident);
+  std::vector<HostMatrix<T>> many;
+  for (int b = 0; b < count; ++b) many.push_back(spd_matrix<T>(b % 33, b % 7 == 3));
+  check_both_ways(CudaKernel::warp, Triangle::lower, many, variable_batch(many),
+                  variable_batch(many));
 }
 
 namespace {

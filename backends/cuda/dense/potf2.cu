@@ -163,6 +163,9 @@ __device__ int factor_diagonal_tile(T* d, int kb, ops::real_of_t<T>* reciprocal)
         row[c] = ops::minus_product(row[c], row[j], ops::conjugate(d[c + j * tile_ld]));
     }
   }
+  // The last step's reads of the tile are done before the rows go back (the same values, but
+  // racecheck rightly reports the overlap).
+  __syncwarp();
   if (i < kb) {
 #pragma unroll
     for (int c = 0; c < tile; ++c)

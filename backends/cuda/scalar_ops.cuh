@@ -4,6 +4,7 @@
 #include <cuComplex.h>
 
 #include <cfloat>
+#include <type_traits>
 
 namespace basalt::cuda::ops {
 
@@ -21,6 +22,8 @@ struct real_of<cuDoubleComplex> {
 };
 template <class T>
 using real_of_t = typename real_of<T>::type;
+template <class T>
+inline constexpr bool is_complex = !std::is_same_v<T, real_of_t<T>>;
 
 // LAPACK's pivot magnitude: |x|, or |re| + |im| for complex numbers.
 __device__ inline float abs1(float x) { return fabsf(x); }

@@ -83,7 +83,7 @@ __device__ __forceinline__ void reflector_from_squares(ops::real_of_t<T> squares
                                                        const T* x_in_tile, int j, T& tau,
                                                        T& divisor, ops::real_of_t<T>& beta) {
   using Real = ops::real_of_t<T>;
-  constexpr bool complex = sizeof(T) != sizeof(Real);
+  constexpr bool complex = ops::is_complex<T>;
   const Real alpha_re = ops::real_part(alpha), alpha_im = ops::imag_part(alpha);
   const bool trusted = squares_trusted(squares);
   const Real all_squares = squares + alpha_re * alpha_re + (complex ? alpha_im * alpha_im : 0);
@@ -127,7 +127,7 @@ __device__ __forceinline__ bool has_normal_reciprocal(T d) {
 template <class T, int K>
 __device__ __forceinline__ ops::real_of_t<T> squares_below(const T (&col)[K], int j) {
   using Real = ops::real_of_t<T>;
-  constexpr bool complex = sizeof(T) != sizeof(Real);
+  constexpr bool complex = ops::is_complex<T>;
   Real partial[4] = {};
 #pragma unroll
   for (int k = 0; k < K; ++k) {
@@ -257,7 +257,7 @@ __global__ void __launch_bounds__(2 * N, N == 64 ? 3 : 4)
     geqrf_column_pairs(DeviceBatch<T> batch, DeviceBatch<T> taus) {
   static_assert(N == 48 || N == 64, "phases of 16 steps, a warp per 16 columns");
   using Real = ops::real_of_t<T>;
-  constexpr bool complex = sizeof(T) != sizeof(Real);
+  constexpr bool complex = ops::is_complex<T>;
   constexpr int ld = N + 1;  // 2 x 16 lanes reading rows 2 k + h of their columns: 2 wavefronts
   constexpr int K = N / 2;   // rows a thread holds
   __shared__ T tile[N * ld];

@@ -49,7 +49,7 @@ constexpr int min_rows_per_updater = 64;
 // entries then stay within 32 8-byte words a thread; in complex single 4 ran the 1024- to
 // 2048-row panels 12-23% faster than 8 on an H100, perf/NOTES.md).
 template <class T>
-constexpr int slab_width = sizeof(T) != sizeof(ops::real_of_t<T>) ? 4 : 8;
+constexpr int slab_width = ops::is_complex<T> ? 4 : 8;
 
 // Counters in global memory, zero at launch; each only grows.
 struct Signals {

@@ -273,8 +273,7 @@ __device__ void solve_row_in_blocks(T* a, const T* d, const ops::real_of_t<T>* r
 template <class T>
 __device__ void solve_tile_row(T* a, const T* d, int factored,
                                const ops::real_of_t<T>* reciprocal) {
-  constexpr bool complex = sizeof(T) != sizeof(ops::real_of_t<T>);
-  if (complex && factored == tile)
+  if (ops::is_complex<T> && factored == tile)
     solve_row_in_blocks(a, d, reciprocal);
   else
     solve_row(a, d, factored, reciprocal);

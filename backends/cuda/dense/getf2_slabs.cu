@@ -69,7 +69,7 @@ struct LeaderShared {
   T candidate_row[2][slab_warps][B];
   T diagonal_row[2][B];
   T l11[B][B];
-  T u_next[B][B];      // U's rows of the slab, in the next slab's columns
+  alignas(16) T u_next[B][B];  // U's rows of the slab, in the next slab's columns
   int top_source[B];   // the panel row whose entries land in slab row r (r < B)
   int down_target[B];  // where slab row i (i < B) moved below the slab's top, or -1
 };
@@ -177,6 +177,29 @@ __device__ unsigned factor_slab(T (&v)[R][B], int (&pos)[R], const bool (&live)[
   return zero_pivots;
 }
 
+// One row of the next slab's columns (from row, a column every lda entries) brought up to date
+// by the slab's multipliers l and U's rows u_next; the result replaces l. Whole: a full slab
+// followed by a full one, no zero pivot; without those checks per product, the row's update is
+// a quarter of the instructions (the leader's largest share of them per slab on an H100).
+template <bool whole, class T, int B>
+__device__ __forceinline__ void bring_up_to_date(T (&l)[B], const T* row, std::int64_t lda, int bw,
+                                                 int next, unsigned zero_pivots,
+                                                 const T (&u_next)[B][B]) {
+  T x[B];
+#pragma unroll
+  for (int c = 0; c < B; ++c)
+    x[c] = whole || c < next ? ops::load_coherent(row + c * lda) : ops::make_scalar<T>(0);
+#pragma unroll
+  for (int i = 0; i < B; ++i) {
+    if (!whole && (i >= bw || (zero_pivots >> i & 1u))) continue;
+#pragma unroll
+    for (int c = 0; c < B; ++c)
+      if (whole || c < next) x[c] = ops::minus_product(x[c], l[i], u_next[i][c]);
+  }
+#pragma unroll
+  for (int c = 0; c < B; ++c) l[c] = x[c];
+}
+
 template <class T, int R, int B>
 __device__ void lead(T* a, int m, int w, std::int64_t lda, int offset, int* ipiv, int* info,
                      Signals* signals, unsigned* zero_pivots_by_slab, unsigned updaters,
@@ -258,25 +281,18 @@ __device__ void lead(T* a, int m, int w, std::int64_t lda, int offset, int* ipiv
     signal(&signals->done);  // its barrier also makes u_next visible to the block
     if (next == 0) break;
 
-      // The next slab's columns of the rows below the top, brought up to date here: rows keep
-      // their threads, and their positions count from the next slab's top.
+    // The next slab's columns of the rows below the top, brought up to date here: rows keep
+    // their threads, and their positions count from the next slab's top.
+    const bool whole = bw == B && next == B && zero_pivots == 0;
 #pragma unroll
     for (int k = 0; k < R; ++k) {
       live[k] = live[k] && pos[k] >= bw;
       if (!live[k]) continue;
-      T x[B];
-#pragma unroll
-      for (int c = 0; c < B; ++c)
-        x[c] = c < next ? ops::load_coherent(a + c0 + pos[k] + (c1 + c) * lda) : zero;
-#pragma unroll
-      for (int i = 0; i < B; ++i) {
-        if (i >= bw || (zero_pivots >> i & 1u)) continue;
-#pragma unroll
-        for (int c = 0; c < B; ++c)
-          if (c < next) x[c] = ops::minus_product(x[c], v[k][i], sh.u_next[i][c]);
-      }
-#pragma unroll
-      for (int c = 0; c < B; ++c) v[k][c] = x[c];
+      const T* row = a + c0 + pos[k] + c1 * lda;
+      if (whole)
+        bring_up_to_date<true>(v[k], row, lda, bw, next, zero_pivots, sh.u_next);
+      else
+        bring_up_to_date<false>(v[k], row, lda, bw, next, zero_pivots, sh.u_next);
       pos[k] -= bw;
     }
   }

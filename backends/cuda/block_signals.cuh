@@ -19,11 +19,17 @@ __device__ inline void wait_for(const unsigned* counter, unsigned target) {
   __syncthreads();
 }
 
+// Adds one to *counter; called by the whole block right after a block barrier, it publishes
+// every access the block's threads made before that barrier.
+__device__ inline void arrive(unsigned* counter) {
+  if (threadIdx.x == 0)
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
+}
+
 // Adds one to *counter once every thread of the block has made its accesses.
 __device__ inline void signal(unsigned* counter) {
   __syncthreads();
-  if (threadIdx.x == 0)
-    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
+  arrive(counter);
 }
 
 }  // namespace basalt::cuda::signals

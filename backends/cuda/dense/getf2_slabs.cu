@@ -1,19 +1,21 @@
 // CUDA LU panel for panels of up to 2048 rows (design D3): one thread block, the leader, factors
 // the panel a slab of B columns at a time, holding all the panel's rows below the slab's top in
 // its registers, with one block barrier per column; the other blocks, the updaters, apply each
-// slab's rank-B update to the columns beyond the next slab. Where getf2.cu's fused kernel
-// exchanges through L2 behind a grid barrier at every column (about 3 us a column on the H100,
-// whatever the height), here blocks exchange twice per slab, each a one-way signal:
-//   leader:   factor slab s; write it back with its rows in their final places; wait until the
-//             updaters have finished slab s - 1; apply slab s's interchanges to the panel's other
-//             columns and solve for U's rows to its right; signal `done`; then bring its rows of
-//             slab s + 1's columns up to date itself, in registers.
-//   updater:  wait for `done`; update its rows of the columns after slab s + 1; signal
-//             `finished`.
-// So the updaters finish slab s while the leader factors slab s + 1. Every block is resident
-// (cooperative launch), so no wait is on a block that is not running. Multipliers are scaled
-// by the pivot's reciprocal where it is at least the smallest normal number, as LAPACK's getf2
-// does, and each update accumulates in the order of the unblocked algorithm.
+// slab's interchanges and rank-B update to the panel's other columns. Where getf2.cu's fused
+// kernel exchanges through L2 behind a grid barrier at every column (about 3 us a column on the
+// H100, whatever the height), here blocks exchange twice per slab, each a one-way signal:
+//   leader:   factor slab s; write it back with its rows in their final places, and where its
+//             rows moved; wait until the updaters have finished slab s - 1; signal `done`; then
+//             solve for U's rows of slab s in slab s + 1's columns and bring its rows of those
+//             columns up to date itself, in registers.
+//   updater:  wait for `done`; apply slab s's interchanges to its share of the columns left of
+//             the slab and, beyond slab s + 1, to its share of the columns there, solving for
+//             their rows of U and updating them whole; signal `finished`.
+// So the updaters finish slab s while the leader factors slab s + 1, and the leader's chain per
+// slab holds no pass over the panel's other columns. Every block is resident (cooperative
+// launch), so no wait is on a block that is not running. Multipliers are scaled by the pivot's
+// reciprocal where it is at least the smallest normal number, as LAPACK's getf2 does, and each
+// update accumulates in the order of the unblocked algorithm.
 #include <cuComplex.h>
 
 #include <algorithm>
@@ -42,7 +44,7 @@ constexpr int max_rows_per_thread = 4;
 constexpr int slab_height_limit = slab_threads * max_rows_per_thread;
 // The staged U rows take B x w entries of an updater's shared memory.
 constexpr int slab_width_limit = 512;
-// Rows an updater takes, at the least: fewer, and the signals cost more than the rows' work.
+// Rows per updater, at the least: fewer, and the signals cost more than the work.
 constexpr int min_rows_per_updater = 64;
 
 // Slab width: 8 columns in real types, 4 in complex ones (in complex double the leader's slab
@@ -57,10 +59,19 @@ struct Signals {
   unsigned finished;  // updater arrivals: the whole update of a slab applied
 };
 
+// Where slab s's interchanges moved its rows, for the updaters: top_source[r], the panel row
+// whose entries land in slab row r (r < B), and down_target[i], where slab row i moved below
+// the slab's top, or -1.
+template <int B>
+struct SlabMoves {
+  int top_source[B];
+  int down_target[B];
+};
+
 // What the leader's threads exchange: per column the warps' candidates (magnitude, position,
 // row) and the diagonal row, two generations by column parity so that a warp at column j + 1
 // never overwrites what a slower one still reads for column j; per slab the unit lower triangle
-// L11 and where the rows moved.
+// L11, where the rows moved, and U's rows in the next slab's columns.
 template <class T, int B>
 struct LeaderShared {
   using Real = ops::real_of_t<T>;
@@ -69,9 +80,10 @@ struct LeaderShared {
   T candidate_row[2][slab_warps][B];
   T diagonal_row[2][B];
   T l11[B][B];
+  T top_rows[B][B];            // the new top rows' entries in the next slab's columns
   alignas(16) T u_next[B][B];  // U's rows of the slab, in the next slab's columns
-  int top_source[B];   // the panel row whose entries land in slab row r (r < B)
-  int down_target[B];  // where slab row i (i < B) moved below the slab's top, or -1
+  int top_source[B];           // as SlabMoves
+  int down_target[B];          // as SlabMoves
 };
 
 // Column j of factor_slab: the pivot, the interchange (of positions) and the rank-1 update. j is
@@ -177,33 +189,59 @@ __device__ unsigned factor_slab(T (&v)[R][B], int (&pos)[R], const bool (&live)[
   return zero_pivots;
 }
 
-// One row of the next slab's columns (from row, a column every lda entries) brought up to date
-// by the slab's multipliers l and U's rows u_next; the result replaces l. Whole: a full slab
-// followed by a full one, no zero pivot; without those checks per product, the row's update is
-// a quarter of the instructions (the leader's largest share of them per slab on an H100).
-template <bool whole, class T, int B>
-__device__ __forceinline__ void bring_up_to_date(T (&l)[B], const T* row, std::int64_t lda, int bw,
-                                                 int next, unsigned zero_pivots,
-                                                 const T (&u_next)[B][B]) {
-  T x[B];
+// The thread's rows of the next slab's columns (from `columns`, lda apart) brought up to date by
+// the slab's multipliers, held in v, and U's rows in sh.u_next; the results replace v. In memory
+// those columns still hold each row where it was at the slab's start: where it is now, unless it
+// is a top row that moved down. Whole: a full slab followed by a full one, no zero pivot; without
+// the checks per product, a row's update takes a quarter of the instructions (the leader's
+// largest share of them per slab on an H100).
+template <bool whole, class T, int R, int B>
+__device__ __forceinline__ void bring_up_to_date(T (&v)[R][B], int (&pos)[R], bool (&live)[R],
+                                                 const T* columns, int c0, std::int64_t lda,
+                                                 int bw, int next, unsigned zero_pivots,
+                                                 const LeaderShared<T, B>& sh) {
 #pragma unroll
-  for (int c = 0; c < B; ++c)
-    x[c] = whole || c < next ? ops::load_coherent(row + c * lda) : ops::make_scalar<T>(0);
+  for (int k = 0; k < R; ++k) {
+    live[k] = live[k] && pos[k] >= bw;
+    if (!live[k]) continue;
+    int from = pos[k];
 #pragma unroll
-  for (int i = 0; i < B; ++i) {
-    if (!whole && (i >= bw || (zero_pivots >> i & 1u))) continue;
+    for (int i = 0; i < B; ++i)
+      if (sh.down_target[i] == c0 + pos[k]) from = i;
+    const T* row = columns + c0 + from;
+    T x[B];
 #pragma unroll
     for (int c = 0; c < B; ++c)
-      if (whole || c < next) x[c] = ops::minus_product(x[c], l[i], u_next[i][c]);
-  }
+      x[c] = whole || c < next ? ops::load_coherent(row + c * lda) : ops::make_scalar<T>(0);
 #pragma unroll
-  for (int c = 0; c < B; ++c) l[c] = x[c];
+    for (int i = 0; i < B; ++i) {
+      if (!whole && (i >= bw || (zero_pivots >> i & 1u))) continue;
+#pragma unroll
+      for (int c = 0; c < B; ++c)
+        if (whole || c < next) x[c] = ops::minus_product(x[c], v[k][i], sh.u_next[i][c]);
+    }
+#pragma unroll
+    for (int c = 0; c < B; ++c) v[k][c] = x[c];
+    pos[k] -= bw;
+  }
+}
+
+// Rows of U: the top rows' entries x (r < bw) solved in place by the unit lower triangle l11,
+// whose columns with a zero pivot take no part, as in getf2.
+template <class T, int B, class L11>
+__device__ __forceinline__ void solve_unit_lower(T (&x)[B], const L11& l11, int bw,
+                                                 unsigned zero_pivots) {
+#pragma unroll
+  for (int r = 1; r < B; ++r)
+#pragma unroll
+    for (int i = 0; i < r; ++i)
+      if (r < bw && !(zero_pivots >> i & 1u)) x[r] = ops::minus_product(x[r], l11[r][i], x[i]);
 }
 
 template <class T, int R, int B>
 __device__ void lead(T* a, int m, int w, std::int64_t lda, int offset, int* ipiv, int* info,
-                     Signals* signals, unsigned* zero_pivots_by_slab, unsigned updaters,
-                     LeaderShared<T, B>& sh) {
+                     Signals* signals, unsigned* zero_pivots_by_slab, SlabMoves<B>* moves,
+                     unsigned updaters, LeaderShared<T, B>& sh) {
   const int tid = threadIdx.x;
   const int slabs = (w + B - 1) / B;
   const T zero = ops::make_scalar<T>(0);
@@ -221,15 +259,17 @@ __device__ void lead(T* a, int m, int w, std::int64_t lda, int offset, int* ipiv
       v[k][c] = live[k] && c < w ? ops::load_coherent(a + i + c * lda) : zero;
   }
   for (int s = 0; s < slabs; ++s) {
-    const int c0 = s * B, bw = min(B, w - c0), c1 = c0 + bw;
-    int origin[R];  // positions at the slab's start: where the rows are in the panel
+    const int c0 = s * B, bw = min(B, w - c0), c1 = c0 + bw, next = min(B, w - c1);
+    int origin[R];  // positions at the slab's start
 #pragma unroll
     for (int k = 0; k < R; ++k) origin[k] = pos[k];
     const unsigned zero_pivots =
         factor_slab<T, R, B>(v, pos, live, min(bw, m - c0), c0, offset, ipiv, info, sh,
                              std::make_integer_sequence<int, B>());
 
-    // The slab back, every row in its final place; L11 and the rows' moves for what follows.
+    // The slab back, every row in its final place; L11 and the rows' moves for what follows;
+    // and the previous slab's rows of U in this slab's columns, now that every row below them
+    // has been read.
 #pragma unroll
     for (int k = 0; k < R; ++k) {
       if (!live[k]) continue;
@@ -238,107 +278,129 @@ __device__ void lead(T* a, int m, int w, std::int64_t lda, int offset, int* ipiv
       for (int c = 0; c < B; ++c)
         if (c < bw) a[c0 + q + (c0 + c) * lda] = v[k][c];
       if (q < bw) {  // row q of L11 (the solve reads its entries left of the diagonal)
-        sh.top_source[q] = c0 + i;
+        sh.top_source[q] = moves[s].top_source[q] = c0 + i;
 #pragma unroll
         for (int c = 0; c < B; ++c) sh.l11[q][c] = v[k][c];
       }
       // Only rows of the slab's top move down: any other row moves only as a pivot, up.
-      if (i < bw) sh.down_target[i] = q >= bw ? c0 + q : -1;
+      if (i < bw) sh.down_target[i] = moves[s].down_target[i] = q >= bw ? c0 + q : -1;
+    }
+    if (s > 0 && tid < B * B) {
+      const int r = tid % B, c = tid / B;
+      if (c < bw) a[c0 - B + r + (c0 + c) * lda] = sh.u_next[r][c];
     }
     if (tid == 0) zero_pivots_by_slab[s] = zero_pivots;
     if (s > 0)
       wait_for(&signals->finished, updaters * s);
     else
       __syncthreads();
-
-    // The interchanges on the panel's other columns, one column a thread; to the right of the
-    // slab, U's rows solved by L11 (a zero pivot's column of L11 takes no part, as in getf2).
-    const int next = min(B, w - c1);
-    for (int c = tid; c < w; c += slab_threads) {
-      if (c >= c0 && c < c1) continue;
-      T top[B], down[B];
-#pragma unroll
-      for (int r = 0; r < B; ++r) {
-        top[r] = r < bw ? ops::load_coherent(a + sh.top_source[r] + c * lda) : zero;
-        down[r] =
-            r < bw && sh.down_target[r] >= 0 ? ops::load_coherent(a + c0 + r + c * lda) : zero;
-      }
-      if (c >= c1) {
-#pragma unroll
-        for (int r = 1; r < B; ++r)
-#pragma unroll
-          for (int i = 0; i < r; ++i)
-            if (!(zero_pivots >> i & 1u)) top[r] = ops::minus_product(top[r], sh.l11[r][i], top[i]);
-      }
-#pragma unroll
-      for (int r = 0; r < B; ++r) {
-        if (r >= bw) continue;
-        a[c0 + r + c * lda] = top[r];
-        if (sh.down_target[r] >= 0) a[sh.down_target[r] + c * lda] = down[r];
-        if (c >= c1 && c < c1 + next) sh.u_next[r][c - c1] = top[r];
-      }
-    }
-    signal(&signals->done);  // its barrier also makes u_next visible to the block
+    signals::arrive(&signals->done);  // after the barrier above, which follows every store
     if (next == 0) break;
+
+    // U's rows in the next slab's columns, from the top rows' entries where they were before
+    // this slab's interchanges (no interchange of this slab reaches those columns in memory).
+    if (tid < B * B) {
+      const int r = tid % B, c = tid / B;
+      if (r < bw && c < next)
+        sh.top_rows[r][c] = ops::load_coherent(a + sh.top_source[r] + (c1 + c) * lda);
+    }
+    __syncthreads();
+    if (tid < next) {
+      T u[B];
+#pragma unroll
+      for (int r = 0; r < B; ++r) u[r] = r < bw ? sh.top_rows[r][tid] : zero;
+      solve_unit_lower(u, sh.l11, bw, zero_pivots);
+#pragma unroll
+      for (int r = 0; r < B; ++r) sh.u_next[r][tid] = u[r];
+    }
+    __syncthreads();
 
     // The next slab's columns of the rows below the top, brought up to date here: rows keep
     // their threads, and their positions count from the next slab's top.
-    const bool whole = bw == B && next == B && zero_pivots == 0;
-#pragma unroll
-    for (int k = 0; k < R; ++k) {
-      live[k] = live[k] && pos[k] >= bw;
-      if (!live[k]) continue;
-      const T* row = a + c0 + pos[k] + c1 * lda;
-      if (whole)
-        bring_up_to_date<true>(v[k], row, lda, bw, next, zero_pivots, sh.u_next);
-      else
-        bring_up_to_date<false>(v[k], row, lda, bw, next, zero_pivots, sh.u_next);
-      pos[k] -= bw;
-    }
+    if (bw == B && next == B && zero_pivots == 0)
+      bring_up_to_date<true>(v, pos, live, a + c1 * lda, c0, lda, bw, next, zero_pivots, sh);
+    else
+      bring_up_to_date<false>(v, pos, live, a + c1 * lda, c0, lda, bw, next, zero_pivots, sh);
   }
 }
 
+// An updater's share of slab s: `left` columns from `left0` (left of the slab: interchanges
+// only) and `far` columns from `far0` (beyond the next slab: interchanges, U's rows by L11, and
+// the rank-bw update of the rows below the slab). Staged in shared memory: L11, and per column
+// the new top rows' entries (solved in place into U's rows) and the old ones, which move down.
+struct UpdaterShare {
+  int left0, left, far0, far;
+  __device__ int columns() const { return left + far; }
+  __device__ int column(int j) const { return j < far ? far0 + j : left0 + j - far; }
+};
+
 template <class T, int B>
 __device__ void update(T* a, int m, int w, std::int64_t lda, Signals* signals,
-                       const unsigned* zero_pivots_by_slab, unsigned updaters, T* staged) {
-  const int g = blockIdx.x - 1, slabs = (w + B - 1) / B;
-  for (int s = 0; s + 1 < slabs; ++s) {
-    // Slab s is whole (only the last may be narrower); the leader updates the next one itself.
-    const int c0 = s * B, c1 = c0 + B, first = min(w, c1 + B);
+                       const unsigned* zero_pivots_by_slab, const SlabMoves<B>* moves,
+                       unsigned updaters, T* staged) {
+  const int g = blockIdx.x - 1, slabs = (w + B - 1) / B, tid = threadIdx.x;
+  for (int s = 0; s < slabs; ++s) {
+    const int c0 = s * B, bw = min(B, w - c0), c1 = c0 + bw, first = c1 + min(B, w - c1);
+    const int left_per = (c0 + updaters - 1) / updaters;
+    const int far_per = (w - first + updaters - 1) / updaters;
+    UpdaterShare share;
+    share.left0 = g * left_per;
+    share.left = max(0, min(c0, share.left0 + left_per) - share.left0);
+    share.far0 = first + g * far_per;
+    share.far = max(0, min(w, share.far0 + far_per) - share.far0);
+    const int columns = share.columns();
     wait_for(&signals->done, s + 1);
-    const unsigned zero_pivots = __ldcg(zero_pivots_by_slab + s);
-    const int per = (m - c1 + updaters - 1) / updaters;
-    const int r0 = c1 + g * per, rows = max(0, min(m, r0 + per) - r0);
-    // U12 (B x (w - first)) and L21 (rows x B) through shared memory.
-    if (rows > 0 && first < w) {
-      T* u12 = staged;
-      T* l21 = staged + B * (w - first);
-      for (int e = threadIdx.x; e < B * (w - first); e += slab_threads)
-        u12[e] = ops::load_coherent(a + c0 + e % B + (first + e / B) * lda);
-      for (int e = threadIdx.x; e < rows * B; e += slab_threads)
-        l21[e] = ops::load_coherent(a + r0 + e % rows + (c0 + e / rows) * lda);
+    if (columns > 0) {
+      const unsigned zero_pivots = __ldcg(zero_pivots_by_slab + s);
+      T* l11 = staged;                     // B x B, row-major
+      T* fresh = l11 + B * B;              // B x columns
+      T* displaced = fresh + B * columns;  // B x columns
+      for (int e = tid; e < B * B; e += slab_threads) {
+        const int r = e / B, i = e % B;
+        l11[e] = r < bw && i < bw ? ops::load_coherent(a + c0 + r + (c0 + i) * lda)
+                                  : ops::make_scalar<T>(0);
+      }
+      // Every entry read before any is written: a top row's source may be another top row.
+      for (int e = tid; e < bw * columns; e += slab_threads) {
+        const int r = e % bw, j = e / bw, c = share.column(j);
+        fresh[r + j * B] = ops::load_coherent(a + __ldcg(&moves[s].top_source[r]) + c * lda);
+        displaced[r + j * B] = ops::load_coherent(a + c0 + r + c * lda);
+      }
       __syncthreads();
-      // a -= L21 U12 in the order of the slab's columns, in_flight entries a thread at a time,
-      // all loaded before any store (which could alias them).
-      constexpr int in_flight = 8;
-      const int total = rows * (w - first);
-      for (int base = threadIdx.x; base < total; base += in_flight * slab_threads) {
-        T x[in_flight];
+      for (int j = tid; j < columns; j += slab_threads) {
+        const int c = share.column(j);
+        T x[B];
 #pragma unroll
-        for (int q = 0; q < in_flight; ++q) {
-          const int e = base + q * slab_threads;
-          if (e < total) x[q] = ops::load_coherent(a + r0 + e % rows + (first + e / rows) * lda);
+        for (int r = 0; r < B; ++r) x[r] = r < bw ? fresh[r + j * B] : ops::make_scalar<T>(0);
+        if (j < share.far) {
+          const T(&l)[B][B] = *reinterpret_cast<const T(*)[B][B]>(l11);
+          solve_unit_lower(x, l, bw, zero_pivots);
         }
 #pragma unroll
-        for (int q = 0; q < in_flight; ++q) {
-          const int e = base + q * slab_threads;
-          if (e >= total) continue;
-          const int r = e % rows, c = e / rows;
+        for (int r = 0; r < B; ++r) {
+          if (r >= bw) continue;
+          fresh[r + j * B] = x[r];
+          a[c0 + r + c * lda] = x[r];
+          const int target = __ldcg(&moves[s].down_target[r]);
+          if (target >= 0) a[target + c * lda] = displaced[r + j * B];
+        }
+      }
+      __syncthreads();
+      // The rows below the slab in the far columns: a -= L21 U12, in the order of the slab's
+      // columns; each thread's rows of L21 loaded once for all its columns.
+      for (int q = c1 + tid; q < m; q += slab_threads) {
+        T l[B];
 #pragma unroll
-          for (int k = 0; k < B; ++k)
-            if (!(zero_pivots >> k & 1u))
-              x[q] = ops::minus_product(x[q], l21[r + k * rows], u12[k + c * B]);
-          a[r0 + r + (first + c) * lda] = x[q];
+        for (int i = 0; i < B; ++i)
+          l[i] = i < bw ? ops::load_coherent(a + q + (c0 + i) * lda) : ops::make_scalar<T>(0);
+        for (int j = 0; j < share.far; ++j) {
+          T* entry = a + q + (share.far0 + j) * lda;
+          T x = ops::load_coherent(entry);
+#pragma unroll
+          for (int i = 0; i < B; ++i)
+            if (i < bw && !(zero_pivots >> i & 1u))
+              x = ops::minus_product(x, l[i], fresh[i + j * B]);
+          *entry = x;
         }
       }
     }
@@ -350,15 +412,16 @@ __device__ void update(T* a, int m, int w, std::int64_t lda, Signals* signals,
 template <class T, int R>
 __global__ void __launch_bounds__(slab_threads, 1)
     factor_panel_by_slabs(T* a, int m, int w, std::int64_t lda, int offset, int* ipiv, int* info,
-                          Signals* signals, unsigned* zero_pivots_by_slab) {
+                          Signals* signals, unsigned* zero_pivots_by_slab,
+                          SlabMoves<slab_width<T>>* moves) {
   constexpr int B = slab_width<T>;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   const unsigned updaters = gridDim.x - 1;
   if (blockIdx.x == 0)
-    lead<T, R, B>(a, m, w, lda, offset, ipiv, info, signals, zero_pivots_by_slab, updaters,
+    lead<T, R, B>(a, m, w, lda, offset, ipiv, info, signals, zero_pivots_by_slab, moves, updaters,
                   *reinterpret_cast<LeaderShared<T, B>*>(shared_bytes));
   else
-    update<T, B>(a, m, w, lda, signals, zero_pivots_by_slab, updaters,
+    update<T, B>(a, m, w, lda, signals, zero_pivots_by_slab, moves, updaters,
                  reinterpret_cast<T*>(shared_bytes));
 }
 
@@ -371,20 +434,23 @@ void launch(int device, cudaStream_t stream, T* panel, int* ipiv, int* info,
   const int most = stream == look_ahead_stream(device) ? std::clamp(sms / 4, 2, 32) : sms;
   const int updaters =
       std::clamp((p.m + min_rows_per_updater - 1) / min_rows_per_updater, 1, most - 1);
-  const int rows_per_updater = (p.m + updaters - 1) / updaters;
-  const std::size_t shared_bytes =
-      std::max(sizeof(LeaderShared<T, B>), std::size_t(B) * (p.w + rows_per_updater) * sizeof(T));
+  // An updater's columns of a slab: its shares of those left of it and of those beyond the next.
+  const int columns_per_updater = (p.w + updaters - 1) / updaters + 1;
+  const std::size_t shared_bytes = std::max(sizeof(LeaderShared<T, B>),
+                                            std::size_t(B) * (B + 2 * columns_per_updater) * sizeof(T));
   BASALT_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)));
   const int slabs = (p.w + B - 1) / B;
-  const std::size_t bytes = sizeof(Signals) + slabs * sizeof(unsigned);
+  const std::size_t bytes =
+      sizeof(Signals) + slabs * sizeof(unsigned) + slabs * sizeof(SlabMoves<B>);
   auto* workspace = static_cast<unsigned char*>(acquire_workspace(device, stream, bytes));
-  BASALT_CUDA_CHECK(cudaMemsetAsync(workspace, 0, bytes, stream));
+  BASALT_CUDA_CHECK(cudaMemsetAsync(workspace, 0, sizeof(Signals), stream));
   auto* signals = reinterpret_cast<Signals*>(workspace);
   auto* zero_pivots = reinterpret_cast<unsigned*>(workspace + sizeof(Signals));
+  auto* moves = reinterpret_cast<SlabMoves<B>*>(zero_pivots + slabs);
   int m = p.m, w = p.w, offset = p.offset;
   std::int64_t lda = p.lda;
-  void* args[] = {&panel, &m, &w, &lda, &offset, &ipiv, &info, &signals, &zero_pivots};
+  void* args[] = {&panel, &m, &w, &lda, &offset, &ipiv, &info, &signals, &zero_pivots, &moves};
   BASALT_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(kernel), updaters + 1,
                                                 slab_threads, args, shared_bytes, stream));
   release_workspace(workspace, stream);

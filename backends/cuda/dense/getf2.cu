@@ -201,7 +201,7 @@ int getf2_height_limit(int device, int w, int entry_bytes) {
 template <class T>
 void getf2(int device, cudaStream_t stream, T* panel, int* ipiv, int* info, const Getf2Problem& p) {
   if (p.m == 0 || p.w == 0) return;
-  if (getf2_by_slabs_fits(device, p.m, p.w))
+  if (getf2_by_slabs_fits(device, p.m, p.w, sizeof(T)))
     return getf2_by_slabs(device, stream, panel, ipiv, info, p);
   using Real = ops::real_of_t<T>;
   if (p.m > getf2_height_limit(device, p.w, sizeof(T)))

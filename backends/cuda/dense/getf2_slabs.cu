@@ -1,9 +1,10 @@
-// CUDA LU panel for panels of up to 2048 rows (design D3): one thread block, the leader, factors
-// the panel a slab of B columns at a time, holding all the panel's rows below the slab's top in
-// its registers, with one block barrier per column; the other blocks, the updaters, apply each
-// slab's interchanges and rank-B update to the panel's other columns. Where getf2.cu's fused
-// kernel exchanges through L2 behind a grid barrier at every column (about 3 us a column on the
-// H100, whatever the height), here blocks exchange twice per slab, each a one-way signal:
+// CUDA LU panel for panels of up to 4096 rows (2048 in complex double; design D3): one thread
+// block, the leader, factors the panel a slab of B columns at a time, holding all the panel's
+// rows below the slab's top in its registers, with one block barrier per column; the other
+// blocks, the updaters, apply each slab's interchanges and rank-B update to the panel's other
+// columns. Where getf2.cu's fused kernel exchanges through L2 behind a grid barrier at every
+// column (about 3 us a column on the H100, whatever the height), here blocks exchange twice per
+// slab, each a one-way signal:
 //   leader:   factor slab s; write it back with its rows in their final places, and where its
 //             rows moved; wait until the updaters have finished slab s - 1; signal `done`; then
 //             solve for U's rows of slab s in slab s + 1's columns and bring its rows of those
@@ -40,18 +41,20 @@ using signals::wait_for;
 
 constexpr int slab_threads = 512;
 constexpr int slab_warps = slab_threads / 32;
-constexpr int max_rows_per_thread = 4;
-constexpr int slab_height_limit = slab_threads * max_rows_per_thread;
+// Rows a leader's thread holds, at most: 8, with slabs narrow enough that its slab entries stay
+// within 32 8-byte words; 4 in complex double, whose slabs would then be 2 columns wide.
+constexpr int max_rows_per_thread(int entry_bytes) { return entry_bytes == 16 ? 4 : 8; }
 // The staged U rows take B x w entries of an updater's shared memory.
 constexpr int slab_width_limit = 512;
 // Rows per updater, at the least: fewer, and the signals cost more than the work.
 constexpr int min_rows_per_updater = 64;
 
-// Slab width: 8 columns in real types, 4 in complex ones (in complex double the leader's slab
-// entries then stay within 32 8-byte words a thread; in complex single 4 ran the 1024- to
-// 2048-row panels 12-23% faster than 8 on an H100, perf/NOTES.md).
-template <class T>
-constexpr int slab_width = ops::is_complex<T> ? 4 : 8;
+// Slab width for R rows a thread: 8 columns in real types, 4 in complex ones (in complex double
+// the leader's slab entries then stay within 32 8-byte words a thread; in complex single 4 ran
+// the 1024- to 2048-row panels 12-23% faster than 8 on an H100, perf/NOTES.md); at 8 rows a
+// thread, 4 unless entries are 4 bytes, for the same 32 words.
+template <class T, int R>
+constexpr int slab_width = R == 8 ? (sizeof(T) == 4 ? 8 : 4) : (ops::is_complex<T> ? 4 : 8);
 
 // Counters in global memory, zero at launch; each only grows.
 struct Signals {
@@ -197,8 +200,8 @@ __device__ unsigned factor_slab(T (&v)[R][B], int (&pos)[R], const bool (&live)[
 // largest share of them per slab on an H100).
 template <bool whole, class T, int R, int B>
 __device__ __forceinline__ void bring_up_to_date(T (&v)[R][B], int (&pos)[R], bool (&live)[R],
-                                                 const T* columns, int c0, std::int64_t lda,
-                                                 int bw, int next, unsigned zero_pivots,
+                                                 const T* columns, int c0, std::int64_t lda, int bw,
+                                                 int next, unsigned zero_pivots,
                                                  const LeaderShared<T, B>& sh) {
 #pragma unroll
   for (int k = 0; k < R; ++k) {
@@ -409,12 +412,10 @@ __device__ void update(T* a, int m, int w, std::int64_t lda, Signals* signals,
   }
 }
 
-template <class T, int R>
+template <class T, int R, int B>
 __global__ void __launch_bounds__(slab_threads, 1)
     factor_panel_by_slabs(T* a, int m, int w, std::int64_t lda, int offset, int* ipiv, int* info,
-                          Signals* signals, unsigned* zero_pivots_by_slab,
-                          SlabMoves<slab_width<T>>* moves) {
-  constexpr int B = slab_width<T>;
+                          Signals* signals, unsigned* zero_pivots_by_slab, SlabMoves<B>* moves) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   const unsigned updaters = gridDim.x - 1;
   if (blockIdx.x == 0)
@@ -428,16 +429,16 @@ __global__ void __launch_bounds__(slab_threads, 1)
 template <class T, int R>
 void launch(int device, cudaStream_t stream, T* panel, int* ipiv, int* info,
             const Getf2Problem& p) {
-  constexpr int B = slab_width<T>;
-  const auto kernel = factor_panel_by_slabs<T, R>;
+  constexpr int B = slab_width<T, R>;
+  const auto kernel = factor_panel_by_slabs<T, R, B>;
   const int sms = panel_grid::multiprocessors(device);
   const int most = stream == look_ahead_stream(device) ? std::clamp(sms / 4, 2, 32) : sms;
   const int updaters =
       std::clamp((p.m + min_rows_per_updater - 1) / min_rows_per_updater, 1, most - 1);
   // An updater's columns of a slab: its shares of those left of it and of those beyond the next.
   const int columns_per_updater = (p.w + updaters - 1) / updaters + 1;
-  const std::size_t shared_bytes = std::max(sizeof(LeaderShared<T, B>),
-                                            std::size_t(B) * (B + 2 * columns_per_updater) * sizeof(T));
+  const std::size_t shared_bytes = std::max(
+      sizeof(LeaderShared<T, B>), std::size_t(B) * (B + 2 * columns_per_updater) * sizeof(T));
   BASALT_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)));
   const int slabs = (p.w + B - 1) / B;
@@ -458,8 +459,8 @@ void launch(int device, cudaStream_t stream, T* panel, int* ipiv, int* info,
 
 }  // namespace
 
-bool getf2_by_slabs_fits(int device, int m, int w) {
-  if (m > slab_height_limit || w > slab_width_limit) return false;
+bool getf2_by_slabs_fits(int device, int m, int w, int entry_bytes) {
+  if (m > slab_threads * max_rows_per_thread(entry_bytes) || w > slab_width_limit) return false;
   int cooperative = 0;
   BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
   return cooperative && panel_grid::multiprocessors(device) >= 2;
@@ -469,11 +470,13 @@ template <class T>
 void getf2_by_slabs(int device, cudaStream_t stream, T* panel, int* ipiv, int* info,
                     const Getf2Problem& p) {
   if (p.m == 0 || p.w == 0) return;
-  if (!getf2_by_slabs_fits(device, p.m, p.w))
+  if (!getf2_by_slabs_fits(device, p.m, p.w, sizeof(T)))
     throw std::invalid_argument("basalt: cuda getf2_by_slabs: the panel exceeds the kernel's size");
   if (p.m <= slab_threads) return launch<T, 1>(device, stream, panel, ipiv, info, p);
   if (p.m <= 2 * slab_threads) return launch<T, 2>(device, stream, panel, ipiv, info, p);
-  launch<T, max_rows_per_thread>(device, stream, panel, ipiv, info, p);
+  if (p.m <= 4 * slab_threads) return launch<T, 4>(device, stream, panel, ipiv, info, p);
+  if constexpr (max_rows_per_thread(sizeof(T)) == 8)
+    launch<T, 8>(device, stream, panel, ipiv, info, p);
 }
 
 template void getf2_by_slabs<float>(int, cudaStream_t, float*, int*, int*, const Getf2Problem&);

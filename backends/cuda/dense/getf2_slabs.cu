@@ -271,8 +271,8 @@ __device__ void lead(T* a, int m, int w, std::int64_t lda, int offset, int* ipiv
                              std::make_integer_sequence<int, B>());
 
     // The slab back, every row in its final place; L11 and the rows' moves for what follows;
-    // and the previous slab's rows of U in this slab's columns, now that every row below them
-    // has been read.
+    // and the previous slab's rows of U in this slab's columns (that slab was whole: only the
+    // last can be narrower), now that every row below them has been read.
 #pragma unroll
     for (int k = 0; k < R; ++k) {
       if (!live[k]) continue;

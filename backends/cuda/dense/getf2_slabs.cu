@@ -166,16 +166,23 @@ __device__ __forceinline__ void step(T (&v)[R][B], int (&pos)[R], const bool (&l
     if (tid == 0 && *info == 0) *info = offset + c0 + j + 1;
     return;
   }
-  const Real smallest_normal = sizeof(Real) == 8 ? Real(DBL_MIN) : Real(FLT_MIN);
-  const bool by_reciprocal = ops::magnitude(pivot) >= smallest_normal;
-  const T reciprocal = ops::divide(ops::make_scalar<T>(1), pivot);
+  // The multipliers, then the rank-1 update; the choice of multiplier made once for all rows.
+  const auto eliminate = [&](auto multiplier_of) {
 #pragma unroll
-  for (int k = 0; k < R; ++k) {
-    if (live[k] && pos[k] > j) {
-      v[k][j] = by_reciprocal ? ops::multiply(v[k][j], reciprocal) : ops::divide(v[k][j], pivot);
+    for (int k = 0; k < R; ++k) {
+      if (live[k] && pos[k] > j) {
+        v[k][j] = multiplier_of(v[k][j]);
 #pragma unroll
-      for (int c = j + 1; c < B; ++c) v[k][c] = ops::minus_product(v[k][c], v[k][j], u[c]);
+        for (int c = j + 1; c < B; ++c) v[k][c] = ops::minus_product(v[k][c], v[k][j], u[c]);
+      }
     }
+  };
+  const Real smallest_normal = sizeof(Real) == 8 ? Real(DBL_MIN) : Real(FLT_MIN);
+  if (ops::magnitude(pivot) >= smallest_normal) {
+    const T reciprocal = ops::divide(ops::make_scalar<T>(1), pivot);
+    eliminate([&](T x) { return ops::multiply(x, reciprocal); });
+  } else {
+    eliminate([&](T x) { return ops::divide(x, pivot); });
   }
 }
 

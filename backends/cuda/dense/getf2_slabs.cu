@@ -126,20 +126,11 @@ __device__ __forceinline__ void step(T (&v)[R][B], int (&pos)[R], const bool (&l
     sh.candidate_value[parity][warp] = warp_best;
     sh.candidate_position[parity][warp] = warp_position;
   }
-  bool holds_diagonal = false;
-#pragma unroll
-  for (int k = 0; k < R; ++k) holds_diagonal = holds_diagonal || (live[k] && pos[k] == j);
-  if (__any_sync(0xffffffff, holds_diagonal)) {  // one warp
-#pragma unroll
-    for (int k = 0; k < R; ++k)
-      if (live[k] && pos[k] == j)
-#pragma unroll
-        for (int c = j; c < B; ++c) sh.diagonal_row[parity][c] = v[k][c];
-  }
   __syncthreads();
 
   // Every warp reduces the same candidates: all agree on p. A column with no positive
-  // magnitude keeps its diagonal, as LAPACK does.
+  // magnitude keeps its diagonal, as LAPACK does: then (the same on every warp) the diagonal
+  // row is published, behind one more barrier.
   Real value = lane < slab_warps ? sh.candidate_value[parity][lane] : Real(0);
   const int published = lane < slab_warps ? sh.candidate_position[parity][lane] : -1;
   int at = published;
@@ -147,6 +138,14 @@ __device__ __forceinline__ void step(T (&v)[R][B], int (&pos)[R], const bool (&l
   const bool found = at >= 0;
   const int p = found ? at : j;
   const int winner = __ffs(__ballot_sync(0xffffffff, found && published == at)) - 1;
+  if (!found) {
+#pragma unroll
+    for (int k = 0; k < R; ++k)
+      if (live[k] && pos[k] == j)
+#pragma unroll
+        for (int c = j; c < B; ++c) sh.diagonal_row[parity][c] = v[k][c];
+    __syncthreads();
+  }
   const T* source = found ? sh.candidate_row[parity][winner] : sh.diagonal_row[parity];
   T u[B];
 #pragma unroll

@@ -489,7 +489,6 @@ void check_variable_batch(const std::vector<std::pair<int, int>>& shapes, int ki
 
 // The CUDA path and the portable team kernel on the same batches, on the GPU; kernel: the CUDA
 // kernel that must take them.
-
 template <class ABatch, class PivBatch, class InfoView>
 void factor_both_ways(CudaKernel kernel, const ABatch& fast, const ABatch& reference,
                       const PivBatch& fast_ipiv, const PivBatch& reference_ipiv,

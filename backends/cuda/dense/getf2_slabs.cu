@@ -72,8 +72,9 @@ struct SlabMoves {
 };
 
 // What the leader's threads exchange: per column the warps' candidates (magnitude, position,
-// row) and the diagonal row, two generations by column parity so that a warp at column j + 1
-// never overwrites what a slower one still reads for column j; per slab the unit lower triangle
+// row), and the diagonal row where no candidate is found, two generations by column parity so
+// that a warp at column j + 1 never overwrites what a slower one still reads for column j; per
+// slab the unit lower triangle
 // L11, where the rows moved, and U's rows in the next slab's columns.
 template <class T, int B>
 struct LeaderShared {

@@ -334,7 +334,8 @@ void compare_cuda_getf2(const std::vector<std::pair<int, int>>& panels) {
 TEMPLATE_TEST_CASE("cuda::getf2 equals portable::getf2", "[getrf][cuda]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
   // Up to 4096 rows (2048 in complex double) the slab kernel (D3; square panels, widths past a
-  // whole slab, each count of rows a thread holds), above it the grid-barrier kernel (D2).
+  // whole slab, each count of rows a thread holds) led by one block, then by a cluster of
+  // blocks up to eight times that (on GPUs with clusters), above it the grid-barrier kernel (D2).
   compare_cuda_getf2<TestType>({{1, 1},
                                 {40, 7},
                                 {64, 64},
@@ -349,7 +350,10 @@ TEMPLATE_TEST_CASE("cuda::getf2 equals portable::getf2", "[getrf][cuda]", float,
                                 {20000, 32},
                                 {4000, 256},
                                 {4096, 42},
-                                {4097, 40}});
+                                {4097, 40},
+                                {6144, 128},
+                                {8193, 64},
+                                {12000, 48}});
 }
 
 // Kept apart from the case above: compute-sanitizer takes long over panels this tall.

@@ -34,9 +34,10 @@ template <class T>
 void getf2(int device, cudaStream_t stream, T* panel, int* ipiv, int* info,
            const Getf2Problem& problem);
 
-// Design D3 (getf2_slabs.cu), for panels of up to 4096 rows (2048 of 16-byte entries): one block
-// factors the panel a few columns at a time while the others update the rest, so blocks exchange
-// once per few columns rather than at every column. Whether it takes an m x w panel of
+// Design D3 (getf2_slabs.cu), for panels of up to 4096 rows (2048 of 16-byte entries), or eight
+// times that on a GPU with thread block clusters: one block, or a cluster of blocks, factors the
+// panel a few columns at a time while the others update the rest, so blocks exchange once per
+// few columns rather than at every column through L2. Whether it takes an m x w panel of
 // entry_bytes-sized entries on device; then as getf2.
 bool getf2_by_slabs_fits(int device, int m, int w, int entry_bytes);
 template <class T>

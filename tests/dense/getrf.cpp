@@ -356,6 +356,34 @@ TEMPLATE_TEST_CASE("cuda::getf2 equals portable::getf2", "[getrf][cuda]", float,
                                 {12000, 48}});
 }
 
+// NaN and Inf in a panel: each kernel (one leader, a leading cluster, the grid-barrier kernel)
+// finishes, with pivots in range; a column of NaN only has no candidate and keeps its diagonal.
+TEST_CASE("cuda::getf2 on NaN and Inf", "[getrf][cuda]") {
+  using Panel = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
+  const Kokkos::Cuda exec;
+  for (const int m : {1000, 6000, 40000}) {
+    CAPTURE(m);
+    const int w = 24;
+    auto a = make_matrix<double>(m, w, Kind::random);
+    a(7, 3) = std::numeric_limits<double>::quiet_NaN();
+    a(m - 1, 10) = std::numeric_limits<double>::infinity();
+    for (int i = 0; i < m; ++i) a(i, 17) = std::numeric_limits<double>::quiet_NaN();
+    Panel panel("panel", m, w);
+    Kokkos::deep_copy(panel, a);
+    PivotVector<Kokkos::CudaSpace> ipiv("ipiv", w);
+    impl::LuState<Kokkos::Cuda, double> state;
+    cuda::getf2(exec, panel, ipiv, 0, state);
+    exec.fence();
+    auto pivots = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ipiv);
+    bool in_range = true;
+    for (int k = 0; k < w; ++k) in_range = in_range && pivots(k) >= k + 1 && pivots(k) <= m;
+    CHECK(in_range);
+    CHECK(pivots(17) == 18);
+    auto lu = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), panel);
+    CHECK(std::isnan(lu(m - 1, w - 1)));
+  }
+}
+
 // Kept apart from the case above: compute-sanitizer takes long over panels this tall.
 TEMPLATE_TEST_CASE("cuda::getf2 at the fused kernel's height limit", "[getrf][cuda][limit]",
                    float, double, Kokkos::complex<float>, Kokkos::complex<double>) {

@@ -102,19 +102,11 @@ __device__ inline void push(unsigned to, int x, unsigned barrier) {
       "r"(barrier)
       : "memory");
 }
-__device__ inline void push(unsigned to, cuFloatComplex x, unsigned barrier) {
-  BASALT_CLUSTER_PTX(
-      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(
-          to),
-      "f"(x.x), "f"(x.y), "r"(barrier)
-      : "memory");
-}
-__device__ inline void push(unsigned to, cuDoubleComplex x, unsigned barrier) {
-  BASALT_CLUSTER_PTX(
-      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f64 [%0], {%1, %2}, [%3];" ::"r"(
-          to),
-      "d"(x.x), "d"(x.y), "r"(barrier)
-      : "memory");
+// A complex value as its two parts, each counted.
+template <class Complex, class = decltype(Complex{}.y)>
+__device__ inline void push(unsigned to, Complex x, unsigned barrier) {
+  push(to, x.x, barrier);
+  push(to + unsigned(sizeof(x.x)), x.y, barrier);
 }
 
 // Stores x at `local`'s place in every block of the cluster; the next `sync` makes the stores

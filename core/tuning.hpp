@@ -32,6 +32,10 @@ struct Lu {
 //   against 7.74 / 17.5 / 43.5 ms), 256 beat 128 and 512 at 10240 (59.6 against 62.6 and
 //   61.2 ms), and 512 won above (16384: 131.2 against 138.0 ms; complex double 12288: 154.4
 //   against 175.0 ms at 256).
+// With the panel led by a cluster (2026-11-26, tenth session; two rounds), nb = 256 beat 128
+// from 7168 to 10240 (d 7168 / 8192 / 9216: 22.0-22.2 / 27.2 / 33.8-33.9 against 22.7-22.9 /
+// 28.9-29.1 / 37.4-37.6 ms; z at 8192 58.0 against 62.4); at 6144 they were within 1% in
+// double, and 128 was 6% ahead in single.
 // On a CPU the interchanges left of each block wait for the end (2 cores, d, getrf 3000: laswp
 // 29 -> 18 ms of about 280); a GPU applies them on its stream while the next panel is factored.
 // Leaf rows stay within 1 KB (complex double: 64 columns), and leaves at 64 columns above 16384
@@ -41,7 +45,7 @@ template <class ExecSpace, class T>
 Lu lu(int n) {
   if constexpr (is_gpu_v<ExecSpace>) {
     const int leaf = n <= 16384 ? std::min<int>(128, 1024 / sizeof(T)) : 64;
-    return {n <= 8192 ? 128 : n <= 10240 ? 256 : 512, leaf, 0, false};
+    return {n <= 6144 ? 128 : n <= 10240 ? 256 : 512, leaf, 0, false};
   } else {
     return {128, 16, std::numeric_limits<int>::max(), true};
   }

@@ -335,7 +335,8 @@ TEMPLATE_TEST_CASE("cuda::getf2 equals portable::getf2", "[getrf][cuda]", float,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
   // Up to 4096 rows (2048 in complex double) the slab kernel (D3; square panels, widths past a
   // whole slab, each count of rows a thread holds) led by one block, then by a cluster of
-  // blocks up to eight times that (on GPUs with clusters), above it the grid-barrier kernel (D2).
+  // blocks up to eight times that (on GPUs with clusters; 2, 4 or 8 rows a thread, switching at
+  // 8192 and 16384 rows), above it the grid-barrier kernel (D2).
   compare_cuda_getf2<TestType>({{1, 1},
                                 {40, 7},
                                 {64, 64},
@@ -353,7 +354,11 @@ TEMPLATE_TEST_CASE("cuda::getf2 equals portable::getf2", "[getrf][cuda]", float,
                                 {4097, 40},
                                 {6144, 128},
                                 {8193, 64},
-                                {12000, 48}});
+                                {12000, 48},
+                                {16384, 20},
+                                {16385, 16},
+                                {32768, 8},
+                                {32769, 8}});
 }
 
 // NaN and Inf in a panel: each kernel (one leader, a leading cluster, the grid-barrier kernel)

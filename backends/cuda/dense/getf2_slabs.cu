@@ -589,7 +589,7 @@ __global__ void __launch_bounds__(slab_threads, 1)
 }
 
 // Clusters of `leaders` blocks of the kernel that can be resident at once on the device, each
-// block with shared_bytes (the same every call for a kernel and a size).
+// block with shared_bytes (the same at every call for a kernel).
 template <auto kernel>
 int resident_clusters(int device, int leaders, std::size_t shared_bytes) {
   static std::array<std::array<std::atomic<int>, max_leaders + 1>, 64> known{};
@@ -622,13 +622,13 @@ void launch(int device, cudaStream_t stream, T* panel, int* ipiv, int* info, con
   int updaters = std::clamp((p.m + min_rows_per_updater - 1) / min_rows_per_updater, 1,
                             std::max(1, most - leaders));
   // An updater's columns of a slab: its shares of those left of it and of those beyond the next.
-  const auto shared_bytes_for = [&](int count) {
-    const int columns_per_updater = (p.w + count - 1) / count + 1;
+  const auto shared_bytes_for = [](int w, int count) {
+    const int columns_per_updater = (w + count - 1) / count + 1;
     return std::max(sizeof(LeaderShared<T, B, slots>),
                     std::size_t(B) * (B + 2 * columns_per_updater) * sizeof(T));
   };
-  // Allowed the most any count of updaters takes.
-  const std::size_t most_shared_bytes = shared_bytes_for(1);
+  // Allowed the most that any panel and any count of updaters take.
+  const std::size_t most_shared_bytes = shared_bytes_for(slab_width_limit, 1);
   BASALT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          int(most_shared_bytes)));
   if constexpr (Clustered) {
@@ -639,7 +639,7 @@ void launch(int device, cudaStream_t stream, T* panel, int* ipiv, int* info, con
       throw std::runtime_error("basalt: cuda getf2_by_slabs: too few clusters resident");
     updaters = (clusters - 1) * leaders;
   }
-  const std::size_t shared_bytes = shared_bytes_for(updaters);
+  const std::size_t shared_bytes = shared_bytes_for(p.w, updaters);
   const int slabs = (p.w + B - 1) / B;
   const std::size_t bytes =
       sizeof(Signals) + slabs * sizeof(unsigned) + slabs * sizeof(SlabMoves<B>);

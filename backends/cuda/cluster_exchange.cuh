@@ -83,30 +83,28 @@ __device__ inline void wait_round(std::uint64_t* barrier, unsigned parity) {
       : "memory");
 }
 
-// Stores x at the peer address `to`, its bytes counted against the peer's barrier `barrier`.
-__device__ inline void push(unsigned to, float x, unsigned barrier) {
-  BASALT_CLUSTER_PTX(
-      "st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];" ::"r"(to), "f"(x),
-      "r"(barrier)
-      : "memory");
-}
-__device__ inline void push(unsigned to, double x, unsigned barrier) {
-  BASALT_CLUSTER_PTX(
-      "st.async.shared::cluster.mbarrier::complete_tx::bytes.f64 [%0], %1, [%2];" ::"r"(to), "d"(x),
-      "r"(barrier)
-      : "memory");
-}
-__device__ inline void push(unsigned to, int x, unsigned barrier) {
-  BASALT_CLUSTER_PTX(
-      "st.async.shared::cluster.mbarrier::complete_tx::bytes.s32 [%0], %1, [%2];" ::"r"(to), "r"(x),
-      "r"(barrier)
-      : "memory");
-}
-// A complex value as its two parts, each counted.
-template <class Complex, class = decltype(Complex{}.y)>
-__device__ inline void push(unsigned to, Complex x, unsigned barrier) {
-  push(to, x.x, barrier);
-  push(to + unsigned(sizeof(x.x)), x.y, barrier);
+// Stores x at the peer address `to`, its bytes counted against the peer's barrier `barrier`:
+// by its bits, 4 or 8 bytes in one store, 16 (complex double) in two.
+template <class V>
+__device__ inline void push(unsigned to, V x, unsigned barrier) {
+  static_assert(sizeof(V) == 4 || sizeof(V) % 8 == 0);
+  if constexpr (sizeof(V) == 4) {
+    unsigned bits;
+    __builtin_memcpy(&bits, &x, 4);
+    BASALT_CLUSTER_PTX(
+        "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(to),
+        "r"(bits), "r"(barrier)
+        : "memory");
+  } else {
+    std::uint64_t bits[sizeof(V) / 8];
+    __builtin_memcpy(bits, &x, sizeof(V));
+    for (unsigned i = 0; i < sizeof(V) / 8; ++i)
+      BASALT_CLUSTER_PTX(
+          "st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(to +
+                                                                                            8 * i),
+          "l"(bits[i]), "r"(barrier)
+          : "memory");
+  }
 }
 
 // Stores x at `local`'s place in every block of the cluster; the next `sync` makes the stores

@@ -32,6 +32,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "basalt/backends/cuda/batched/warp_batch.cuh"
 #include "basalt/backends/cuda/block_signals.cuh"
 #include "basalt/backends/cuda/cluster_exchange.cuh"
 #include "basalt/backends/cuda/dense/getf2_launch.hpp"
@@ -79,7 +80,7 @@ constexpr int slab_width = R == 8 ? (sizeof(T) == 4 ? 8 : 4) : (ops::is_complex<
 
 // Counters in global memory, zero at launch; each only grows.
 struct Signals {
-  unsigned done;      // slabs the leader has finished
+  unsigned done;      // leader blocks' arrivals, each block once a slab
   unsigned finished;  // updater arrivals: the whole update of a slab applied
 };
 
@@ -97,16 +98,6 @@ struct Leaders {
   int rank = 0, count = 1;
   unsigned peer = 0;  // in a leading cluster, lane r's: the shared area's address in block r
 };
-
-// x from lane `from` of the warp.
-__device__ inline float shuffle(float x, int from) { return __shfl_sync(0xffffffff, x, from); }
-__device__ inline double shuffle(double x, int from) { return __shfl_sync(0xffffffff, x, from); }
-__device__ inline cuFloatComplex shuffle(cuFloatComplex x, int from) {
-  return make_cuFloatComplex(shuffle(x.x, from), shuffle(x.y, from));
-}
-__device__ inline cuDoubleComplex shuffle(cuDoubleComplex x, int from) {
-  return make_cuDoubleComplex(shuffle(x.x, from), shuffle(x.y, from));
-}
 
 // What the leader's threads exchange: per column the warps' candidates (magnitude, position,
 // row), and the diagonal row where no candidate is found, two generations by column parity so
@@ -173,7 +164,7 @@ __device__ __forceinline__ void step(T (&v)[R][B], int (&pos)[R], const bool (&l
 #pragma unroll
       for (int k = 1; k < R; ++k)
         if (k == sent) mine = v[k][c];
-      row[c] = shuffle(mine, sender);
+      row[c] = warp::shuffle<32>(mine, sender);
     }
     if (lane < leaders.count) {
       const unsigned here = cluster::shared_address(&sh);
@@ -673,10 +664,6 @@ void launch(int device, cudaStream_t stream, T* panel, int* ipiv, int* info, con
   }
   release_workspace(workspace, stream);
 }
-
-}  // namespace
-
-namespace {
 
 bool has_clusters(int device) {
   int clusters = 0;

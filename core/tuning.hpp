@@ -70,20 +70,24 @@ struct Cholesky {
 };
 
 // As lu(), for the same reason (herk and trsm near gemm's peak need wide blocks on a GPU). The
-// GPU leaf is today's MAGMA's 128 columns, the widest the single-thread-block potf2 took in every
-// precision. On the H100 (d, basalt-perf --routine potrf --nb --recursion-width) nb = 512 with
-// 128-column leaves ran 1-6% above 64- and 32-column leaves at n = 2048 to 16384; nb = 256 lost
-// 20-30% from 6144 up, nb = 1024 a few percent. With herk's leaves at 8192 (H200, d, two
-// rounds), nb = 1024 against 512: 8192 7.10-7.16 against 7.21 ms, 12288 17.3-17.6 / 17.7-17.9,
-// 16384 35.7-36.4 / 37.5-37.9, 20480 66.8 / 70.9-71.3, 30000 201.5-202.7 / 216.3-217.2; z 16384
-// 126.8 / 146.0, s 40.2 / 41.3. On a GPU the panel halves down to the leaf, which the CUDA kernel
-// factors with its rows below in one launch; on a CPU the panel is one leaf, whose wide trsm
-// OpenBLAS runs well.
-template <class ExecSpace>
+// GPU leaf is today's MAGMA's 128 columns. On the H100 (d, basalt-perf --routine potrf --nb
+// --recursion-width) nb = 512 with 128-column leaves ran 1-6% above 64- and 32-column leaves at
+// n = 2048 to 16384; nb = 256 lost 20-30% from 6144 up, nb = 1024 a few percent. With herk's
+// leaves at 8192 (H200, d, two rounds), nb = 1024 against 512: 8192 7.10-7.16 against 7.21 ms,
+// 12288 17.3-17.6 / 17.7-17.9, 16384 35.7-36.4 / 37.5-37.9, 20480 66.8 / 70.9-71.3, 30000
+// 201.5-202.7 / 216.3-217.2; z 16384 126.8 / 146.0, s 40.2 / 41.3. On a GPU the panel halves
+// down to the leaf, which the CUDA kernel factors with its rows below in one launch; on a CPU the
+// panel is one leaf, whose wide trsm OpenBLAS runs well. In complex double that kernel holds a
+// 128-column leaf with rows below in 234 KB of shared memory, more than a block may have, so such
+// a leaf fell back to potf2 and cuBLAS' trsm; 64-column leaves (H100, z, two rounds) took potrf
+// at 1024 / 2048 / 4096 / 8192 from 1.29 / 2.67-2.73 / 6.77-6.78 / 23.3-23.5 ms to 1.04-1.05 /
+// 2.24-2.27 / 5.89-5.90 / 21.9 (8192: 1.04x -> 1.11x of cuSOLVER).
+template <class ExecSpace, class T>
 Cholesky cholesky(int n) {
-  if constexpr (is_gpu_v<ExecSpace>)
-    return {n < 8192 ? 512 : 1024, 128, 128};
-  else
+  if constexpr (is_gpu_v<ExecSpace>) {
+    const int leaf = sizeof(T) > 8 ? 64 : 128;
+    return {n < 8192 ? 512 : 1024, leaf, leaf};
+  } else
     return {128, 128, 16};
 }
 

@@ -95,7 +95,7 @@ struct PotrfCases {
       potrf(exec, Triangle::lower, A);
       return;
     }
-    tuning::Cholesky tune = tuning::cholesky<Exec>(A.extent_int(0));
+    tuning::Cholesky tune = tuning::cholesky<Exec, T>(A.extent_int(0));
     if (o.nb) tune.block = o.nb;
     if (o.recursion_width) tune.panel_width = tune.recursion_width = o.recursion_width;
     impl::CholeskyState<Exec, T> state;

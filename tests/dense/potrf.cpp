@@ -379,7 +379,7 @@ TEMPLATE_TEST_CASE("cuda::potf2 equals portable::potf2", "[potrf][cuda]", float,
   using Block = Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
   const Kokkos::Cuda exec;
   const int widest = cuda::potf2_width_limit<T>(exec);
-  REQUIRE(widest >= tuning::cholesky<Kokkos::Cuda>(0).recursion_width);
+  REQUIRE(widest >= tuning::cholesky<Kokkos::Cuda, T>(0).recursion_width);
   REQUIRE(widest >= 128);
   struct Case {
     Kind kind;
@@ -461,7 +461,7 @@ TEMPLATE_TEST_CASE("cuda::potrf_panel equals portable::potrf_panel", "[potrf][cu
   const Kokkos::Cuda exec;
   const int widest = cuda::potrf_panel_width_limit<T>(exec);
   REQUIRE(widest >= 64);
-  const int leaf = std::min(widest, tuning::cholesky<Kokkos::Cuda>(0).panel_width);
+  const int leaf = std::min(widest, tuning::cholesky<Kokkos::Cuda, T>(0).panel_width);
   struct Case {
     Failure failure;
     int column;  // of the failing diagonal

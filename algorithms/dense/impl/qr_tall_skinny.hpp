@@ -214,7 +214,7 @@ bool geqrf_tall_skinny(const ExecSpace& exec, const AView& A, const TauView& tau
   const int m = static_cast<int>(A.extent(0)), n = static_cast<int>(A.extent(1));
   const Work<ExecSpace, T> work(n);
   const auto top = std::make_pair(0, n), below = std::make_pair(n, m);
-  const auto cholesky = tuning::cholesky<ExecSpace>(n);
+  const auto cholesky = tuning::cholesky<ExecSpace, T>(n);
 
   gemm(exec, Op::conj_transpose, Op::none, T(1), A, A, T(0), work.gram1);
   potrf(exec, Triangle::upper, work.gram1, work.first, cholesky);

@@ -579,6 +579,15 @@ __global__ void __launch_bounds__(slab_threads, 1)
                  reinterpret_cast<T*>(shared_bytes));
 }
 
+// The launch attribute for clusters of `leaders` blocks.
+cudaLaunchAttribute cluster_dimension(int leaders) {
+  cudaLaunchAttribute attribute;
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = leaders;
+  attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+  return attribute;
+}
+
 // Clusters of `leaders` blocks of the kernel that can be resident at once on the device, each
 // block with shared_bytes (the same at every call for a kernel).
 template <auto kernel>
@@ -591,10 +600,7 @@ int resident_clusters(int device, int leaders, std::size_t shared_bytes) {
   config.gridDim = dim3(leaders);
   config.blockDim = dim3(slab_threads);
   config.dynamicSmemBytes = shared_bytes;
-  cudaLaunchAttribute attribute;
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = leaders;
-  attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+  cudaLaunchAttribute attribute = cluster_dimension(leaders);
   config.attrs = &attribute;
   config.numAttrs = 1;
   BASALT_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
@@ -639,33 +645,26 @@ void launch(int device, cudaStream_t stream, T* panel, int* ipiv, int* info, con
   auto* signals = reinterpret_cast<Signals*>(workspace);
   auto* zero_pivots = reinterpret_cast<unsigned*>(workspace + sizeof(Signals));
   auto* moves = reinterpret_cast<SlabMoves<B>*>(zero_pivots + slabs);
-  int m = p.m, w = p.w, offset = p.offset;
-  std::int64_t lda = p.lda;
-  if constexpr (Clustered) {
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(leaders + updaters);
-    config.blockDim = dim3(slab_threads);
-    config.dynamicSmemBytes = shared_bytes;
-    config.stream = stream;
-    cudaLaunchAttribute attributes[2];
-    attributes[0].id = cudaLaunchAttributeClusterDimension;
-    attributes[0].val.clusterDim.x = leaders;
-    attributes[0].val.clusterDim.y = attributes[0].val.clusterDim.z = 1;
-    attributes[1].id = cudaLaunchAttributeCooperative;
-    attributes[1].val.cooperative = 1;
-    config.attrs = attributes;
-    config.numAttrs = 2;
-    BASALT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, panel, m, w, lda, offset, ipiv, info,
-                                         signals, zero_pivots, moves));
-  } else {
-    void* args[] = {&panel, &m, &w, &lda, &offset, &ipiv, &info, &signals, &zero_pivots, &moves};
-    BASALT_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(kernel), updaters + 1,
-                                                  slab_threads, args, shared_bytes, stream));
-  }
+  // Cooperative, so that every block is resident; a leading cluster as the grid's first cluster.
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(leaders + updaters);
+  config.blockDim = dim3(slab_threads);
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  cudaLaunchAttribute attributes[2];
+  attributes[0].id = cudaLaunchAttributeCooperative;
+  attributes[0].val.cooperative = 1;
+  if constexpr (Clustered) attributes[1] = cluster_dimension(leaders);
+  config.attrs = attributes;
+  config.numAttrs = Clustered ? 2 : 1;
+  BASALT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, panel, p.m, p.w, p.lda, p.offset, ipiv,
+                                       info, signals, zero_pivots, moves));
   release_workspace(workspace, stream);
 }
 
-bool has_clusters(int device) {
+// Whether a panel of m rows is led by a cluster on the device.
+bool led_by_cluster(int device, int m) {
+  if (m <= cluster_from_rows) return false;
   int clusters = 0;
   BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, device));
   return clusters != 0;
@@ -675,7 +674,7 @@ bool has_clusters(int device) {
 
 bool getf2_by_slabs_fits(int device, int m, int w, int entry_bytes) {
   if (w > slab_width_limit) return false;
-  const bool clustered = m > cluster_from_rows && has_clusters(device);
+  const bool clustered = led_by_cluster(device, m);
   if (m > (clustered ? max_leaders : 1) * slab_threads * max_rows_per_thread(entry_bytes))
     return false;
   int cooperative = 0;
@@ -689,7 +688,7 @@ void getf2_by_slabs(int device, cudaStream_t stream, T* panel, int* ipiv, int* i
   if (p.m == 0 || p.w == 0) return;
   if (!getf2_by_slabs_fits(device, p.m, p.w, sizeof(T)))
     throw std::invalid_argument("basalt: cuda getf2_by_slabs: the panel exceeds the kernel's size");
-  if (p.m > cluster_from_rows && has_clusters(device)) {
+  if (led_by_cluster(device, p.m)) {
     // The fewest rows a thread that let at most max_leaders blocks hold the panel.
     if (p.m <= max_leaders * 2 * slab_threads)
       return launch<T, 2, true>(device, stream, panel, ipiv, info, p, leaders_for(p.m, 2));

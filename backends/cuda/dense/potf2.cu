@@ -434,7 +434,7 @@ __global__ void __launch_bounds__(panel_threads)
     // factors it while the other warps apply that column's update to the rest of the trailing
     // tiles, where half of every warp's time had been the wait at the barrier for warp 0 (Nsight
     // Compute, d). H100, two rounds: potrf d 2048 / 4096 / 8192 0.97-1.02 / 2.24-2.31 / 7.21-7.45
-    // ms -> 0.94-0.96 / 2.15-2.24 / 6.94-7.30, s 3-10% faster. Complex double, whose 64-column
+    // ms -> 0.94-0.96 / 2.15-2.24 / 6.94-7.30, s 1-8% faster. Complex double, whose 64-column
     // leaves have two tiles and whose tile update warp 0 would run in two passes, lost 3-6%, so
     // it keeps the update after each solve.
     constexpr bool look_ahead = sizeof(T) <= 8;

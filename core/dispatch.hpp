@@ -15,17 +15,18 @@ struct laswp;
 struct getf2;  // the LU panel: unblocked LU with partial pivoting of a tall, narrow block
 struct gemm;
 struct trsm;
-struct herk;           // Hermitian rank-k update of one triangle (syrk for real scalars)
-struct potf2;          // the Cholesky diagonal block: unblocked Cholesky of a small square block
-struct potrf_panel;    // a Cholesky panel: its diagonal block factored, the rows below solved
-struct trmm;           // triangular matrix times matrix, either side (the QR drivers)
-struct geqr2;          // the QR panel: unblocked Householder QR of a tall, narrow block
-struct larft_factor;   // larft's T of a block reflector from V^H V and tau
-struct getrf_batched;  // LU of every matrix of a batch
-struct potrf_batched;  // Cholesky factorization of every matrix of a batch
-struct geqrf_batched;  // Householder QR of every matrix of a batch
-struct spmm;           // sparse matrix times vectors (SpMV: one vector), every sparse format
-struct side_space;     // a second instance of an execution space (core/side_space.hpp)
+struct herk;            // Hermitian rank-k update of one triangle (syrk for real scalars)
+struct herk_trapezoid;  // the same on a trapezoid: Cholesky's update of the columns beside a block
+struct potf2;           // the Cholesky diagonal block: unblocked Cholesky of a small square block
+struct potrf_panel;     // a Cholesky panel: its diagonal block factored, the rows below solved
+struct trmm;            // triangular matrix times matrix, either side (the QR drivers)
+struct geqr2;           // the QR panel: unblocked Householder QR of a tall, narrow block
+struct larft_factor;    // larft's T of a block reflector from V^H V and tau
+struct getrf_batched;   // LU of every matrix of a batch
+struct potrf_batched;   // Cholesky factorization of every matrix of a batch
+struct geqrf_batched;   // Householder QR of every matrix of a batch
+struct spmm;            // sparse matrix times vectors (SpMV: one vector), every sparse format
+struct side_space;      // a second instance of an execution space (core/side_space.hpp)
 }  // namespace routine
 
 template <class Routine, class ExecSpace>

@@ -72,6 +72,53 @@ void factor_diagonal(const ExecSpace& exec, Triangle uplo, const DView& D, int o
 
 namespace basalt::portable {
 
+// herk on a trapezoid, Cholesky's update of the columns beside a factored block. Lower: C -= L
+// L1^H on C's lower trapezoid, for L m x k, C m x n (m >= n) and L1 L's first n rows: a herk on
+// C's top n x n block and a gemm below it. Upper, mirrored: C -= U1^H U on C's upper trapezoid,
+// for U k x m, C n x m, U1 U's first n columns. The other triangle of C's square block is not
+// touched.
+template <class ExecSpace, class LView, class CView>
+void herk_trapezoid(const ExecSpace& exec, Triangle uplo, const LView& L, const CView& C) {
+  using T = typename CView::non_const_value_type;
+  using Real = real_t<T>;
+  const bool lower = uplo == Triangle::lower;
+  const int n = static_cast<int>(lower ? C.extent(1) : C.extent(0));
+  const int m = static_cast<int>(lower ? C.extent(0) : C.extent(1));
+  const auto top = std::make_pair(0, n), below = std::make_pair(n, m);
+  if (lower) {
+    const auto L1 = Kokkos::subview(L, top, Kokkos::ALL);
+    impl::herk(exec, true, Op::none, Real(-1), L1, Real(1), Kokkos::subview(C, top, top));
+    if (n < m)
+      impl::gemm(exec, Op::none, Op::conj_transpose, T(-1), Kokkos::subview(L, below, Kokkos::ALL),
+                 L1, T(1), Kokkos::subview(C, below, top));
+  } else {
+    const auto U1 = Kokkos::subview(L, Kokkos::ALL, top);
+    impl::herk(exec, false, Op::conj_transpose, Real(-1), U1, Real(1),
+               Kokkos::subview(C, top, top));
+    if (n < m)
+      impl::gemm(exec, Op::conj_transpose, Op::none, T(-1), U1,
+                 Kokkos::subview(L, Kokkos::ALL, below), T(1), Kokkos::subview(C, top, below));
+  }
+}
+
+}  // namespace basalt::portable
+
+namespace basalt::impl {
+
+template <class ExecSpace, class LView, class CView>
+void herk_trapezoid(const ExecSpace& exec, Triangle uplo, const LView& L, const CView& C) {
+  ProfilingRegion region("basalt::herk_trapezoid");
+  using Spec = Specialization<routine::herk_trapezoid, ExecSpace>;
+  if constexpr (Spec::available)
+    Spec::apply(exec, uplo, L, C);
+  else
+    portable::herk_trapezoid(exec, uplo, L, C);
+}
+
+}  // namespace basalt::impl
+
+namespace basalt::portable {
+
 // The leaf panel P: lower, P = [D; B] (w + m rows, w columns); upper, P = [D B] (w rows, w + m
 // columns), D its w x w diagonal block. D is factored as potf2 does (info, the failing entry, the
 // identity after a failure), and B becomes B L^-H (upper: U^-H B). The diagonal block is halved
@@ -112,7 +159,7 @@ void apply_potrf_panel(const ExecSpace& exec, Triangle uplo, const PView& P, int
 
 // The panel P (as portable::potrf_panel's), halved by columns down to tune.panel_width: the left
 // half, then the right half's rows from the diagonal down minus the left half's contribution
-// (herk on its diagonal block, gemm below it), then the right half.
+// (herk_trapezoid), then the right half.
 template <class ExecSpace, class PView, class State>
 void factor_panel(const ExecSpace& exec, Triangle uplo, const PView& P, int offset,
                   const State& state, tuning::Cholesky tune) {
@@ -120,54 +167,32 @@ void factor_panel(const ExecSpace& exec, Triangle uplo, const PView& P, int offs
   const int w = static_cast<int>(lower ? P.extent(1) : P.extent(0));
   if (w <= tune.panel_width)
     return apply_potrf_panel(exec, uplo, P, offset, state, tune.recursion_width);
-  using T = typename PView::non_const_value_type;
-  using Real = real_t<T>;
   const int w1 = w / 2, length = static_cast<int>(lower ? P.extent(0) : P.extent(1));
   const auto left = std::make_pair(0, w1), right = std::make_pair(w1, w);
-  const auto rest = std::make_pair(w1, length), below = std::make_pair(w, length);
+  const auto rest = std::make_pair(w1, length);
   if (lower) {
     factor_panel(exec, uplo, Kokkos::subview(P, Kokkos::ALL, left), offset, state, tune);
-    const auto L_right = Kokkos::subview(P, right, left), L_below = Kokkos::subview(P, below, left);
-    herk(exec, true, Op::none, Real(-1), L_right, Real(1), Kokkos::subview(P, right, right));
-    gemm(exec, Op::none, Op::conj_transpose, T(-1), L_below, L_right, T(1),
-         Kokkos::subview(P, below, right));
+    herk_trapezoid(exec, uplo, Kokkos::subview(P, rest, left), Kokkos::subview(P, rest, right));
     factor_panel(exec, uplo, Kokkos::subview(P, rest, right), offset + w1, state, tune);
   } else {
     factor_panel(exec, uplo, Kokkos::subview(P, left, Kokkos::ALL), offset, state, tune);
-    const auto U_right = Kokkos::subview(P, left, right), U_below = Kokkos::subview(P, left, below);
-    herk(exec, false, Op::conj_transpose, Real(-1), U_right, Real(1),
-         Kokkos::subview(P, right, right));
-    gemm(exec, Op::conj_transpose, Op::none, T(-1), U_right, U_below, T(1),
-         Kokkos::subview(P, right, below));
+    herk_trapezoid(exec, uplo, Kokkos::subview(P, left, rest), Kokkos::subview(P, right, rest));
     factor_panel(exec, uplo, Kokkos::subview(P, right, rest), offset + w1, state, tune);
   }
 }
 
 // The trailing columns [first, last) of the n x n A brought up to date with the factored block
-// of columns `block`: lower, A(first:last, first:last) -= L1 L1^H (herk) and the rows below,
-// A(last:n, first:last) -= L2 L1^H (gemm), for L1 = A(first:last, block), L2 = A(last:n, block);
-// upper, the same mirrored.
+// of columns `block`, from the diagonal down (lower; upper: rightwards).
 template <class ExecSpace, class AView>
 void update_columns(const ExecSpace& exec, Triangle uplo, const AView& A, std::pair<int, int> block,
                     int first, int last) {
-  using T = typename AView::non_const_value_type;
-  using Real = real_t<T>;
-  const int n = static_cast<int>(A.extent(0));
   if (first >= last) return;
-  const auto columns = std::make_pair(first, last), below = std::make_pair(last, n);
-  if (uplo == Triangle::lower) {
-    herk(exec, true, Op::none, Real(-1), Kokkos::subview(A, columns, block), Real(1),
-         Kokkos::subview(A, columns, columns));
-    if (last < n)
-      gemm(exec, Op::none, Op::conj_transpose, T(-1), Kokkos::subview(A, below, block),
-           Kokkos::subview(A, columns, block), T(1), Kokkos::subview(A, below, columns));
-  } else {
-    herk(exec, false, Op::conj_transpose, Real(-1), Kokkos::subview(A, block, columns), Real(1),
-         Kokkos::subview(A, columns, columns));
-    if (last < n)
-      gemm(exec, Op::conj_transpose, Op::none, T(-1), Kokkos::subview(A, block, columns),
-           Kokkos::subview(A, block, below), T(1), Kokkos::subview(A, columns, below));
-  }
+  const int n = static_cast<int>(A.extent(0));
+  const auto columns = std::make_pair(first, last), rest = std::make_pair(first, n);
+  if (uplo == Triangle::lower)
+    herk_trapezoid(exec, uplo, Kokkos::subview(A, rest, block), Kokkos::subview(A, rest, columns));
+  else
+    herk_trapezoid(exec, uplo, Kokkos::subview(A, block, rest), Kokkos::subview(A, columns, rest));
 }
 
 // Blocked right-looking Cholesky of the n x n A: for each panel of nb columns (from the diagonal

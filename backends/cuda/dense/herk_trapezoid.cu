@@ -1,0 +1,187 @@
+// C -= L L1^T on a lower trapezoid in real double, in one kernel: Cholesky's panels update the
+// columns right of each factored block by a herk on the top block and a gemm below it, two cuBLAS
+// launches whose fixed costs lie on the factorization's critical path. Here every thread block
+// takes a 32 x 32 tile of C on or below the diagonal by tensor-core products (mma.cuh), each of
+// its four warps the whole tile over a quarter of every step's columns of L (the partial products
+// summed at the end), the operands staged in shared memory 32 columns of L at a time, three steps
+// ahead by cp.async. Small tiles and short chains suit the narrow updates the kernel is for: they
+// spread over the whole GPU and each block finishes after one round trip to L2 or two.
+#include "basalt/backends/cuda/dense/herk_trapezoid_launch.hpp"
+#include "basalt/backends/cuda/error.hpp"
+#include "basalt/backends/cuda/mma.cuh"
+
+namespace basalt::cuda::kernels {
+
+namespace {
+
+constexpr int k_step = 32;
+
+constexpr int tile = 32;
+constexpr int warps = 4;
+constexpr int threads = warps * 32;
+// Column stride of a staged operand, 4 (mod 16): the 16 lanes of a wavefront reading rows g + 8i
+// of columns k + s (mma.cuh's layout) hit distinct banks.
+constexpr int staged_ld = tile + 4;
+constexpr int staged_entries = staged_ld * k_step;
+// Steps staged ahead: 128 columns of L, a panel's narrowest update, in one round trip.
+constexpr int stages = 4;
+constexpr std::size_t shared_bytes = 2 * stages * staged_entries * sizeof(double);
+// Entries of each operand a thread stages a step, and of C it reads and writes.
+constexpr int copies = tile * k_step / threads;
+constexpr int c_entries = tile * tile / threads;
+static_assert(warps * tile * tile <= 2 * stages * staged_entries, "partial sums fit the stages");
+
+// An 8-byte copy to shared memory that bypasses the registers; zeros where valid is false
+// (nothing read from src then).
+__device__ inline void copy_async(double* dst, const double* src, bool valid) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(address), "l"(src),
+               "r"(valid ? 8 : 0));
+}
+
+// A thread's share of one operand's staging: rows first_row.. of L. Lower (rows contiguous), a
+// row and every fourth column of each step; upper, a column and every fourth row.
+struct Operand {
+  const double* next;             // the thread's first entry of the next step
+  int row, column;                // of that entry, in L
+  int row_offset, column_offset;  // between the thread's entries of a step
+  std::int64_t entry_offset;
+  int staged_first, staged_offset;
+
+  __device__ Operand(const TrapezoidProblem& p, int first_row) {
+    const bool rows_contiguous = p.l_row_stride == 1;
+    const int t = threadIdx.x;
+    const int r = rows_contiguous ? t % tile : t / tile, kk = rows_contiguous ? t / tile : t % tile;
+    row = first_row + r;
+    column = kk;
+    row_offset = rows_contiguous ? 0 : warps;
+    column_offset = rows_contiguous ? warps : 0;
+    entry_offset = row_offset * p.l_row_stride + column_offset * p.l_k_stride;
+    next = p.l + std::int64_t(row) * p.l_row_stride + std::int64_t(kk) * p.l_k_stride;
+    staged_first = r + kk * staged_ld;
+    staged_offset = row_offset + column_offset * staged_ld;
+  }
+
+  // The next k_step columns to staged (zeros past L's end).
+  __device__ void stage(double* staged, const TrapezoidProblem& p) {
+#pragma unroll
+    for (int c = 0; c < copies; ++c) {
+      const bool inside = row + c * row_offset < p.m && column + c * column_offset < p.k;
+      copy_async(staged + staged_first + c * staged_offset, inside ? next + c * entry_offset : p.l,
+                 inside);
+    }
+    next += k_step * p.l_k_stride;
+    column += k_step;
+  }
+};
+
+// Entry q of a thread's share of C, in the tile: consecutive threads along C's contiguous side.
+__device__ inline void c_entry(bool rows_contiguous, int q, int& r, int& column) {
+  const int e = threadIdx.x + q * threads;
+  r = rows_contiguous ? e % tile : e / tile;
+  column = rows_contiguous ? e / tile : e % tile;
+}
+
+__global__ void __launch_bounds__(threads) herk_trapezoid_kernel(TrapezoidProblem p) {
+#ifndef BASALT_CUDA_DOUBLE_MMA
+  __trap();  // never launched there (herk_trapezoid_available)
+#else
+  const int tile_row = blockIdx.x, tile_column = blockIdx.y;
+  if (tile_row < tile_column) return;  // above the diagonal
+  extern __shared__ __align__(16) unsigned char shared[];
+  // Stage s holds the rows' operand at staged + 2 s staged_entries, the columns' after it.
+  double* staged = reinterpret_cast<double*>(shared);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, s = lane % 4;
+  // The tile's entries of C, read now so that their latency hides behind the products.
+  const bool c_rows_contiguous = p.c_row_stride == 1;
+  double c[c_entries];
+  bool inside[c_entries];
+#pragma unroll
+  for (int q = 0; q < c_entries; ++q) {
+    int r, col;
+    c_entry(c_rows_contiguous, q, r, col);
+    const int row = tile_row * tile + r, column = tile_column * tile + col;
+    inside[q] = row < p.m && column < p.n && row >= column;
+    c[q] = inside[q]
+               ? p.c[std::int64_t(row) * p.c_row_stride + std::int64_t(column) * p.c_column_stride]
+               : 0;
+  }
+  Operand rows(p, tile_row * tile), columns(p, tile_column * tile);
+  double sum[4][4][2] = {};
+  const int steps = (p.k + k_step - 1) / k_step;
+  // Every group committed, empty ones included, so that wait_group counts steps.
+#pragma unroll
+  for (int step = 0; step < stages - 1; ++step) {
+    if (step < steps) {
+      rows.stage(staged + 2 * step * staged_entries, p);
+      columns.stage(staged + (2 * step + 1) * staged_entries, p);
+    }
+    asm volatile("cp.async.commit_group;\n" ::);
+  }
+  for (int step = 0; step < steps; ++step) {
+    const int ahead = step + stages - 1;
+    if (ahead < steps) {
+      rows.stage(staged + 2 * (ahead % stages) * staged_entries, p);
+      columns.stage(staged + (2 * (ahead % stages) + 1) * staged_entries, p);
+    }
+    asm volatile("cp.async.commit_group;\n" ::);
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(stages - 1));
+    __syncthreads();
+    const double* x = staged + 2 * (step % stages) * staged_entries;
+    const double* y = x + staged_entries;
+#pragma unroll
+    for (int k = warp * k_step / warps; k < (warp + 1) * k_step / warps; k += 4) {
+      double left[4], right[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) left[i] = -x[g + 8 * i + (k + s) * staged_ld];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) right[j] = y[g + 8 * j + (k + s) * staged_ld];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) mma::multiply_add_8x8x4(sum[i][j], left[i], right[j]);
+    }
+    __syncthreads();  // before the stage is overwritten
+  }
+  // The warps' partial sums through the staging buffers.
+  double* partial = staged;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+        partial[warp * tile * tile + (8 * i + g) + (8 * j + 2 * s + e) * tile] = sum[i][j][e];
+  __syncthreads();
+#pragma unroll
+  for (int q = 0; q < c_entries; ++q) {
+    if (!inside[q]) continue;
+    int r, col;
+    c_entry(c_rows_contiguous, q, r, col);
+    double update = c[q];
+#pragma unroll
+    for (int w = 0; w < warps; ++w) update += partial[w * tile * tile + r + col * tile];
+    const int row = tile_row * tile + r, column = tile_column * tile + col;
+    p.c[std::int64_t(row) * p.c_row_stride + std::int64_t(column) * p.c_column_stride] = update;
+  }
+#endif
+}
+
+}  // namespace
+
+bool herk_trapezoid_available(int device) {
+  int major = 0;
+  BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return major >= 8;
+}
+
+void herk_trapezoid(cudaStream_t stream, const TrapezoidProblem& p) {
+  if (p.m == 0 || p.n == 0 || p.k == 0) return;
+  BASALT_CUDA_CHECK(cudaFuncSetAttribute(
+      herk_trapezoid_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)));
+  const dim3 grid((p.m + tile - 1) / tile, (p.n + tile - 1) / tile);
+  herk_trapezoid_kernel<<<grid, threads, shared_bytes, stream>>>(p);
+  BASALT_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace basalt::cuda::kernels

@@ -53,6 +53,17 @@ std::pair<double, double> qr_errors(const HostMatrix<T>& original, const HostMat
   return {backward, loss};
 }
 
+// How far two backward-stable factorizations' tau_j may differ: tau_j is as well determined as
+// the column it is made from, which after j reflections carries errors of order eps ||A||, so
+// relative to its norm |R(j, j)| (the reference's R). With a plain 64 max(m, n) eps, complex
+// single failed in two of four runs with random seeds (one: 1.3e-4 against 1.2e-4, a 14 x 16).
+template <class T>
+double tau_tolerance(const HostMatrix<T>& original, const WideMatrix& r, int j) {
+  const int m = original.extent(0), n = original.extent(1);
+  return 64 * std::max(m, n) * eps<T>() *
+         std::max(1.0, frobenius(widen(original)) / Kokkos::abs(r(j, j)));
+}
+
 // a^H of a wide matrix.
 inline WideMatrix adjoint(const WideMatrix& a) {
   WideMatrix h("H", a.extent(1), a.extent(0));
@@ -567,7 +578,7 @@ TEMPLATE_TEST_CASE("cuda::geqrf_batched equals portable::geqrf_batched", "[geqrf
       CHECK(frobenius(difference) <= 64 * std::max(m, n) * eps<T>() * frobenius(r));
       for (int j = 0; j < std::min(m, n); ++j)
         CHECK(Kokkos::abs(Wide(taus[b](j, 0)) - Wide(reference_taus[b](j, 0))) <=
-              64 * std::max(m, n) * eps<T>());
+              tau_tolerance<T>(originals[b], r, j));
     }
   };
   for (size_t k = 0; k < batches.size(); ++k) {
@@ -681,7 +692,7 @@ void check_against_portable(const std::vector<HostMatrix<T>>& originals,
           64 * std::max(m, n) * eps<T>() * frobenius(r));
     for (int j = 0; j < std::min(m, n); ++j)
       CHECK(Kokkos::abs(Wide(fast.tau[b](j)) - Wide(reference.tau[b](j))) <=
-            64 * std::max(m, n) * eps<T>());
+            tau_tolerance<T>(originals[b], r, j));
   }
 }
 

@@ -15,14 +15,16 @@ __device__ inline void multiply_add_8x8x4(double (&d)[2], double a, double b) {
       : "d"(a), "d"(b));
 }
 
-// sum -= X Y^T for X and Y 32 x 32, column-major in shared memory with leading dimension ld, on
-// a warp: lane l holds elements (8i + l / 4, 8j + 2 (l % 4) + e) of the product in sum[i][j][e];
-// each step of 4 of the inner dimension is one shared load per operand, lane and 8 x 8 block.
+// sum -= X Y^T for X and Y 32 x depth (depth a multiple of 4), column-major in shared memory
+// with leading dimension ld, on a warp: lane l holds elements (8i + l / 4, 8j + 2 (l % 4) + e) of
+// the 32 x 32 product in sum[i][j][e] (for_each_entry below); each step of 4 of the inner
+// dimension is one shared load per operand, lane and 8 x 8 block.
+template <int depth = 32>
 __device__ inline void subtract_product_32x32(double (&sum)[4][4][2], const double* x,
                                               const double* y, int ld) {
   const int lane = threadIdx.x % 32, g = lane / 4, s = lane % 4;
 #pragma unroll
-  for (int k = 0; k < 32; k += 4) {
+  for (int k = 0; k < depth; k += 4) {
     double left[4], right[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) left[i] = -x[g + 8 * i + (k + s) * ld];
@@ -33,6 +35,19 @@ __device__ inline void subtract_product_32x32(double (&sum)[4][4][2], const doub
 #pragma unroll
       for (int j = 0; j < 4; ++j) multiply_add_8x8x4(sum[i][j], left[i], right[j]);
   }
+}
+
+// f(sum[i][j][e], row, column) for each of the lane's elements of a 32 x 32 product held as
+// subtract_product_32x32 holds it.
+template <class F>
+__device__ inline void for_each_entry(double (&sum)[4][4][2], F&& f) {
+  const int lane = threadIdx.x % 32, g = lane / 4, s = lane % 4;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) f(sum[i][j][e], 8 * i + g, 8 * j + 2 * s + e);
 }
 
 }  // namespace basalt::cuda::mma

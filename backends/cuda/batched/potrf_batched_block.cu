@@ -109,14 +109,10 @@ __device__ void subtract_tile_product(const warp::Located<double>& a, bool lower
   double sum[4][4][2] = {};  // sum[i][j][e]: p = p_tile + 8i + g, q = q_tile + 8j + 2s + e
   // f(sum element, matrix element) on the tile's elements in the stored triangle.
   const auto each_stored = [&](auto&& f) {
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e)
-          if (stored(p_tile + 8 * i + g, q_tile + 8 * j + 2 * s + e))
-            f(sum[i][j][e], origin[8 * i * a.row_stride + (8 * j + e) * a.col_stride]);
+    mma::for_each_entry(sum, [&](double& value, int p, int q) {
+      if (stored(p_tile + p, q_tile + q))
+        f(value, origin[(p - g) * a.row_stride + (q - 2 * s) * a.col_stride]);
+    });
   };
   each_stored([](double& value, const double& element) { value = element; });
   mma::subtract_product_32x32(sum, l21 + p_tile, l21 + q_tile, pitch);

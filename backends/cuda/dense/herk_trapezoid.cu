@@ -19,6 +19,7 @@ constexpr int k_step = 32;
 constexpr int tile = 32;
 constexpr int warps = 4;
 constexpr int threads = warps * 32;
+constexpr int part = k_step / warps;  // the columns of L a warp takes of each step
 // Column stride of a staged operand, 4 (mod 16): the 16 lanes of a wavefront reading rows g + 8i
 // of columns k + s (mma.cuh's layout) hit distinct banks.
 constexpr int staged_ld = tile + 4;
@@ -91,7 +92,7 @@ __global__ void __launch_bounds__(threads) herk_trapezoid_kernel(TrapezoidProble
   extern __shared__ __align__(16) unsigned char shared[];
   // Stage s holds the rows' operand at staged + 2 s staged_entries, the columns' after it.
   double* staged = reinterpret_cast<double*>(shared);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, s = lane % 4;
+  const int warp = threadIdx.x / 32;
   // The tile's entries of C, read now so that their latency hides behind the products.
   const bool c_rows_contiguous = p.c_row_stride == 1;
   double c[c_entries];
@@ -127,31 +128,13 @@ __global__ void __launch_bounds__(threads) herk_trapezoid_kernel(TrapezoidProble
     asm volatile("cp.async.commit_group;\n" ::);
     asm volatile("cp.async.wait_group %0;\n" ::"n"(stages - 1));
     __syncthreads();
-    const double* x = staged + 2 * (step % stages) * staged_entries;
-    const double* y = x + staged_entries;
-#pragma unroll
-    for (int k = warp * k_step / warps; k < (warp + 1) * k_step / warps; k += 4) {
-      double left[4], right[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) left[i] = -x[g + 8 * i + (k + s) * staged_ld];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) right[j] = y[g + 8 * j + (k + s) * staged_ld];
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) mma::multiply_add_8x8x4(sum[i][j], left[i], right[j]);
-    }
+    const double* x = staged + 2 * (step % stages) * staged_entries + warp * part * staged_ld;
+    mma::subtract_product_32x32<part>(sum, x, x + staged_entries, staged_ld);
     __syncthreads();  // before the stage is overwritten
   }
   // The warps' partial sums through the staging buffers.
-  double* partial = staged;
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e)
-        partial[warp * tile * tile + (8 * i + g) + (8 * j + 2 * s + e) * tile] = sum[i][j][e];
+  double* partial = staged + warp * tile * tile;
+  mma::for_each_entry(sum, [&](double value, int r, int c) { partial[r + c * tile] = value; });
   __syncthreads();
 #pragma unroll
   for (int q = 0; q < c_entries; ++q) {
@@ -160,7 +143,7 @@ __global__ void __launch_bounds__(threads) herk_trapezoid_kernel(TrapezoidProble
     c_entry(c_rows_contiguous, q, r, col);
     double update = c[q];
 #pragma unroll
-    for (int w = 0; w < warps; ++w) update += partial[w * tile * tile + r + col * tile];
+    for (int w = 0; w < warps; ++w) update += staged[w * tile * tile + r + col * tile];
     const int row = tile_row * tile + r, column = tile_column * tile + col;
     p.c[std::int64_t(row) * p.c_row_stride + std::int64_t(column) * p.c_column_stride] = update;
   }

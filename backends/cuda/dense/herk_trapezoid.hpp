@@ -8,7 +8,6 @@
 #include "basalt/algorithms/dense/impl/potrf_portable.hpp"
 #include "basalt/backends/cuda/cublas.hpp"
 #include "basalt/backends/cuda/dense/herk_trapezoid_launch.hpp"
-#include "basalt/backends/cuda/scalar.hpp"
 #include "basalt/core/dispatch.hpp"
 
 namespace basalt {

@@ -1,7 +1,9 @@
 #pragma once
 // The CUDA specializations of the Cholesky diagonal block (basalt::portable::potf2's contract)
 // and of the leaf panel (basalt::portable::potrf_panel's): one kernel, the diagonal block in
-// shared memory; the portable code for a block wider than shared memory holds.
+// shared memory; the portable code for a block wider than shared memory holds. The panels'
+// trapezoid update (herk_trapezoid.hpp) comes with them, so every user of the driver sees all
+// three.
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 

@@ -566,8 +566,9 @@ TEMPLATE_TEST_CASE("cuda::potrf_panel equals portable::potrf_panel", "[potrf][cu
 
 // The CUDA trapezoid update against the portable one (cuBLAS' herk and gemm) on the same
 // sub-views of one matrix, as Cholesky's panels lay them out: both triangles, sizes around the
-// kernel's 64 x 64 tiles and 32-column steps, unaligned offsets; every entry outside the
-// trapezoid must come back untouched.
+// kernel's 32 x 32 tiles and 32-column steps, unaligned offsets, k and rows on both sides of
+// the kernel's limits; every entry outside the trapezoid must come back untouched (the check
+// that remains in the types the kernel does not take, where both sides are the portable code).
 TEMPLATE_TEST_CASE("cuda::herk_trapezoid equals portable::herk_trapezoid", "[potrf][cuda]", float,
                    double, Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
@@ -576,9 +577,10 @@ TEMPLATE_TEST_CASE("cuda::herk_trapezoid equals portable::herk_trapezoid", "[pot
   struct Shape {
     int m, n, k;
   };
-  for (const Shape s : {Shape{0, 0, 5}, Shape{7, 3, 0}, Shape{1, 1, 1}, Shape{64, 64, 32},
-                        Shape{65, 63, 33}, Shape{130, 1, 7}, Shape{200, 128, 128},
-                        Shape{300, 200, 70}, Shape{1000, 256, 256}, Shape{129, 129, 512}})
+  for (const Shape s :
+       {Shape{0, 0, 5}, Shape{7, 3, 0}, Shape{1, 1, 1}, Shape{64, 64, 32}, Shape{65, 63, 33},
+        Shape{130, 1, 7}, Shape{200, 128, 128}, Shape{300, 200, 70}, Shape{1000, 256, 256},
+        Shape{129, 129, 512}, Shape{4096, 70, 256}, Shape{4097, 70, 96}})
     for (Triangle uplo : {Triangle::lower, Triangle::upper}) {
       const bool lower = uplo == Triangle::lower;
       CAPTURE(s.m, s.n, s.k, name(uplo));

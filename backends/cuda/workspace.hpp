@@ -14,4 +14,12 @@ namespace basalt::cuda {
 void* acquire_workspace(int device, cudaStream_t stream, std::size_t bytes);
 void release_workspace(void* workspace, cudaStream_t stream);
 
+// Counters in device memory for the thread blocks of one kernel to signal each other: the
+// stream's own, made on its first use and kept for the life of the process, zero when first
+// handed out. A kernel given them leaves them zero at its end (its last block resets them), so
+// the next kernel on the stream finds them zero with no memset queued before it; kernels on one
+// stream run one after another, so they share them in turn.
+constexpr int stream_counter_count = 4;
+unsigned* stream_counters(int device, cudaStream_t stream);
+
 }  // namespace basalt::cuda

@@ -12,8 +12,19 @@ template <class ExecSpace, class Scalar>
 struct CholeskyState {
   using Memory = typename ExecSpace::memory_space;
 
-  Kokkos::View<int, Memory> info{"basalt::cholesky::info"};
-  Kokkos::View<Scalar, Memory> failed_diagonal{"basalt::cholesky::failed_diagonal"};
+  // info set to 0 on exec, in order with the factorization's work: a View's own initialization
+  // runs on the default instance and waits for the device, which cost potrf d 2-5% from 1024 to
+  // 4096 on an H200 (perf/NOTES.md, potrf).
+  explicit CholeskyState(const ExecSpace& exec) {
+    info = Kokkos::View<int, Memory>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "basalt::cholesky::info"));
+    failed_diagonal = Kokkos::View<Scalar, Memory>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "basalt::cholesky::failed_diagonal"));
+    Kokkos::deep_copy(exec, info, 0);
+  }
+
+  Kokkos::View<int, Memory> info;
+  Kokkos::View<Scalar, Memory> failed_diagonal;  // written where info is, read only then
 };
 
 }  // namespace basalt::impl

@@ -98,7 +98,7 @@ struct PotrfCases {
     tuning::Cholesky tune = tuning::cholesky<Exec, T>(A.extent_int(0));
     if (o.nb) tune.block = o.nb;
     if (o.recursion_width) tune.panel_width = tune.recursion_width = o.recursion_width;
-    impl::CholeskyState<Exec, T> state;
+    const impl::CholeskyState<Exec, T> state(exec);
     impl::potrf(exec, Triangle::lower, A, state, tune);
     impl::finish_potrf(exec, A, state);
   }

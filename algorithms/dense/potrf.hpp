@@ -47,7 +47,7 @@ int potrf(const ExecSpace& exec, Triangle uplo, const AView& A) {
   static_assert(!std::is_const_v<typename AView::value_type>, "basalt::potrf overwrites A");
   impl::check_cholesky_matrix<ExecSpace>("potrf", A);
   if (A.extent(0) == 0) return 0;
-  impl::CholeskyState<ExecSpace, typename AView::non_const_value_type> state;
+  const impl::CholeskyState<ExecSpace, typename AView::non_const_value_type> state(exec);
   impl::potrf(exec, uplo, A, state,
               tuning::cholesky<ExecSpace, typename AView::non_const_value_type>(A.extent_int(0)));
   return impl::finish_potrf(exec, A, state);

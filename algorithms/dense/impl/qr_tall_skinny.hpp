@@ -63,7 +63,7 @@ struct Work {
   CholeskyState<ExecSpace, T> first, second;
   Kokkos::View<int, Memory> verdict{"basalt::qr::tall_skinny::verdict"};
 
-  explicit Work(int n) {
+  Work(const ExecSpace& exec, int n) : first(exec), second(exec) {
     const auto matrix = [n](const char* label) {
       return Matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n, n);
     };
@@ -212,7 +212,7 @@ bool geqrf_tall_skinny(const ExecSpace& exec, const AView& A, const TauView& tau
   using T = typename AView::non_const_value_type;
   using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   const int m = static_cast<int>(A.extent(0)), n = static_cast<int>(A.extent(1));
-  const Work<ExecSpace, T> work(n);
+  const Work<ExecSpace, T> work(exec, n);
   const auto top = std::make_pair(0, n), below = std::make_pair(n, m);
   const auto cholesky = tuning::cholesky<ExecSpace, T>(n);
 

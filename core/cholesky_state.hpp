@@ -6,22 +6,20 @@
 // the failing entry goes back in place once info has reached the host.
 #include <Kokkos_Core.hpp>
 
+#include "basalt/core/views.hpp"
+
 namespace basalt::impl {
 
 template <class ExecSpace, class Scalar>
 struct CholeskyState {
   using Memory = typename ExecSpace::memory_space;
 
-  // info set to 0 on exec, in order with the factorization's work: a View's own initialization
-  // runs on the default instance and waits for the device, which cost potrf d 2-5% from 1024 to
-  // 4096 on an H200 (perf/NOTES.md, potrf).
-  explicit CholeskyState(const ExecSpace& exec) {
-    info = Kokkos::View<int, Memory>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "basalt::cholesky::info"));
-    failed_diagonal = Kokkos::View<Scalar, Memory>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "basalt::cholesky::failed_diagonal"));
-    Kokkos::deep_copy(exec, info, 0);
-  }
+  // Made on exec without a wait for the device, which cost potrf d 2-5% from 1024 to 4096 on an
+  // H200 (device_scalar; perf/NOTES.md, potrf).
+  explicit CholeskyState(const ExecSpace& exec)
+      : info(device_scalar(exec, "basalt::cholesky::info", 0)),
+        failed_diagonal(
+            Kokkos::view_alloc(Kokkos::WithoutInitializing, "basalt::cholesky::failed_diagonal")) {}
 
   Kokkos::View<int, Memory> info;
   Kokkos::View<Scalar, Memory> failed_diagonal;  // written where info is, read only then

@@ -4,6 +4,8 @@
 // pivot's 1-based column) and the portable pivot search's result.
 #include <Kokkos_Core.hpp>
 
+#include "basalt/core/views.hpp"
+
 namespace basalt::impl {
 
 template <class ExecSpace, class Real>
@@ -11,8 +13,13 @@ struct LuState {
   using Memory = typename ExecSpace::memory_space;
   using Best = Kokkos::ValLocScalar<Real, int>;
 
-  Kokkos::View<int, Memory> info{"basalt::lu::info"};
-  Kokkos::View<Best, Memory> best{"basalt::lu::best"};
+  // Made on exec without a wait for the device, as CholeskyState.
+  explicit LuState(const ExecSpace& exec)
+      : info(device_scalar(exec, "basalt::lu::info", 0)),
+        best(Kokkos::view_alloc(Kokkos::WithoutInitializing, "basalt::lu::best")) {}
+
+  Kokkos::View<int, Memory> info;
+  Kokkos::View<Best, Memory> best;  // written by each pivot search before it is read
 };
 
 }  // namespace basalt::impl

@@ -22,7 +22,7 @@ struct Getf2Cases {
     const Matrix<T> original = input_matrix<T>(ctx, m, n);
     Matrix<T> P(Kokkos::view_alloc(Kokkos::WithoutInitializing, "panel"), m, n);
     PivotVector<> ipiv("ipiv", std::min(m, n));
-    impl::LuState<Exec, real_t<T>> state;
+    const impl::LuState<Exec, real_t<T>> state(exec);
     auto restore = [&] { Kokkos::deep_copy(exec, P, original); };
     const Timing t = measure(ctx, restore, [&] {
       if (ctx.options.portable)

@@ -72,7 +72,7 @@ struct GetrfCases {
     tuning::Lu tune = tuning::lu<Exec, T>(static_cast<int>(std::min(A.extent(0), A.extent(1))));
     if (o.nb) tune.block = o.nb;
     if (o.recursion_width) tune.recursion_width = o.recursion_width;
-    impl::LuState<Exec, real_t<T>> state;
+    const impl::LuState<Exec, real_t<T>> state(exec);
     impl::getrf(exec, A, ipiv, state, tune);
     exec.fence();
   }

@@ -48,7 +48,7 @@ int getrf(const ExecSpace& exec, const AView& A, const PivView& ipiv) {
   static_assert(!std::is_const_v<typename PivView::value_type>, "basalt::getrf writes ipiv");
   impl::check_lu_arguments<ExecSpace>("getrf", A, ipiv);
   if (A.extent(0) == 0 || A.extent(1) == 0) return 0;
-  impl::LuState<ExecSpace, real_t<typename AView::value_type>> state;
+  const impl::LuState<ExecSpace, real_t<typename AView::value_type>> state(exec);
   impl::getrf(exec, A, ipiv, state,
               tuning::lu<ExecSpace, typename AView::non_const_value_type>(
                   static_cast<int>(std::min(A.extent(0), A.extent(1)))));

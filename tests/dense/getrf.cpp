@@ -96,7 +96,7 @@ Factored<T> factor(const Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace
   PivotVector<> ipiv("ipiv", std::min(m, n));
   int info = 0;
   if (tune) {
-    impl::LuState<Exec, real_t<T>> state;
+    const impl::LuState<Exec, real_t<T>> state{Exec()};
     impl::getrf(Exec(), A, ipiv, state, *tune);
     Kokkos::deep_copy(info, state.info);
   } else {
@@ -233,7 +233,7 @@ TEMPLATE_TEST_CASE("portable::getf2 pivots on the first of equal largest magnitu
     CAPTURE(trial, first);
     auto A = Kokkos::create_mirror_view_and_copy(Exec::memory_space(), a);
     PivotVector<> ipiv("ipiv", 1);
-    impl::LuState<Exec, real_t<T>> state;
+    const impl::LuState<Exec, real_t<T>> state{Exec()};
     portable::getf2(Exec(), A, ipiv, 0, state);
     auto pivots = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ipiv);
     CHECK(pivots(0) == first + 1);
@@ -304,7 +304,7 @@ void compare_cuda_getf2(const std::vector<std::pair<int, int>>& panels) {
       Kokkos::deep_copy(fast, a);
       Kokkos::deep_copy(reference, a);
       PivotVector<Kokkos::CudaSpace> fast_ipiv("ipiv", w), reference_ipiv("ipiv", w);
-      impl::LuState<Kokkos::Cuda, real_t<T>> fast_state, reference_state;
+      const impl::LuState<Kokkos::Cuda, real_t<T>> fast_state{exec}, reference_state{exec};
       cuda::getf2(exec, fast, fast_ipiv, 3, fast_state);
       portable::getf2(exec, reference, reference_ipiv, 3, reference_state);
       exec.fence();
@@ -376,7 +376,7 @@ TEST_CASE("cuda::getf2 on NaN and Inf", "[getrf][cuda]") {
     Panel panel("panel", m, w);
     Kokkos::deep_copy(panel, a);
     PivotVector<Kokkos::CudaSpace> ipiv("ipiv", w);
-    impl::LuState<Kokkos::Cuda, double> state;
+    const impl::LuState<Kokkos::Cuda, double> state{exec};
     cuda::getf2(exec, panel, ipiv, 0, state);
     exec.fence();
     auto pivots = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ipiv);

@@ -4,8 +4,11 @@
 // takes a 32 x 32 tile of C on or below the diagonal by tensor-core products (mma.cuh), each of
 // its four warps the whole tile over a quarter of every step's columns of L (the partial products
 // summed at the end), the operands staged in shared memory 32 columns of L at a time, three steps
-// ahead by cp.async. Small tiles and short chains suit the narrow updates the kernel is for: they
-// spread over the whole GPU and each block finishes after one round trip to L2 or two.
+// ahead by cp.async (two entries a copy where L's columns are 16-byte aligned). Small tiles and
+// short chains suit the narrow updates the kernel is for: they spread over the whole GPU and each
+// block finishes after one round trip to L2 or two.
+#include <cstdint>
+
 #include "basalt/backends/cuda/dense/herk_trapezoid_launch.hpp"
 #include "basalt/backends/cuda/error.hpp"
 #include "basalt/backends/cuda/mma.cuh"
@@ -76,6 +79,42 @@ struct Operand {
   }
 };
 
+// A 16-byte copy to shared memory that bypasses L1: bytes (0, 8 or 16) read from src, zeros for
+// the rest.
+__device__ inline void copy_pair_async(double* dst, const double* src, int bytes) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(src),
+               "r"(bytes));
+}
+
+// Operand's staging for a lower L whose columns start 16-byte aligned: a thread copies rows
+// 2q and 2q + 1 of every eighth column of each step, two entries a copy.
+struct PairOperand {
+  const double* next;  // the thread's first pair of the next step
+  int row, column;     // of that pair, in L
+  int staged_first;
+
+  __device__ PairOperand(const TrapezoidProblem& p, int first_row) {
+    const int q = threadIdx.x % (tile / 2), kk = threadIdx.x / (tile / 2);
+    row = first_row + 2 * q;
+    column = kk;
+    next = p.l + row + std::int64_t(kk) * p.l_k_stride;
+    staged_first = 2 * q + kk * staged_ld;
+  }
+
+  __device__ void stage(double* staged, const TrapezoidProblem& p) {
+    constexpr int column_offset = threads / (tile / 2);
+#pragma unroll
+    for (int c = 0; c < k_step / column_offset; ++c) {
+      const int rows = column + c * column_offset < p.k ? min(2, max(0, p.m - row)) : 0;
+      copy_pair_async(staged + staged_first + c * column_offset * staged_ld,
+                      rows > 0 ? next + c * column_offset * p.l_k_stride : p.l, 8 * rows);
+    }
+    next += k_step * p.l_k_stride;
+    column += k_step;
+  }
+};
+
 // Entry q of a thread's share of C, in the tile: consecutive threads along C's contiguous side.
 __device__ inline void c_entry(bool rows_contiguous, int q, int& r, int& column) {
   const int e = threadIdx.x + q * threads;
@@ -83,6 +122,7 @@ __device__ inline void c_entry(bool rows_contiguous, int q, int& r, int& column)
   column = rows_contiguous ? e / tile : e % tile;
 }
 
+template <class Staging>
 __global__ void __launch_bounds__(threads) herk_trapezoid_kernel(TrapezoidProblem p) {
 #ifndef BASALT_CUDA_DOUBLE_MMA
   __trap();  // never launched there (herk_trapezoid_available)
@@ -107,7 +147,7 @@ __global__ void __launch_bounds__(threads) herk_trapezoid_kernel(TrapezoidProble
                ? p.c[std::int64_t(row) * p.c_row_stride + std::int64_t(column) * p.c_column_stride]
                : 0;
   }
-  Operand rows(p, tile_row * tile), columns(p, tile_column * tile);
+  Staging rows(p, tile_row * tile), columns(p, tile_column * tile);
   double sum[4][4][2] = {};
   const int steps = (p.k + k_step - 1) / k_step;
   // Every group committed, empty ones included, so that wait_group counts steps.
@@ -160,10 +200,15 @@ bool herk_trapezoid_available(int device) {
 
 void herk_trapezoid(cudaStream_t stream, const TrapezoidProblem& p) {
   if (p.m == 0 || p.n == 0 || p.k == 0) return;
-  BASALT_CUDA_CHECK(cudaFuncSetAttribute(
-      herk_trapezoid_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)));
+  // Copies of two entries where L's columns allow them (potrf d on an H200, three rounds: 4096
+  // 1.99-2.02 -> 1.92-1.99 ms, 3072 1.31-1.34 -> 1.28-1.30; ptxas 146 -> 128 registers).
+  const bool pairs = p.l_row_stride == 1 && p.l_k_stride % 2 == 0 &&
+                     reinterpret_cast<std::uintptr_t>(p.l) % 16 == 0;
+  const auto kernel = pairs ? herk_trapezoid_kernel<PairOperand> : herk_trapezoid_kernel<Operand>;
+  BASALT_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)));
   const dim3 grid((p.m + tile - 1) / tile, (p.n + tile - 1) / tile);
-  herk_trapezoid_kernel<<<grid, threads, shared_bytes, stream>>>(p);
+  kernel<<<grid, threads, shared_bytes, stream>>>(p);
   BASALT_CUDA_CHECK_LAUNCH();
 }
 

@@ -61,7 +61,10 @@ struct Work {
   Matrix lu, lu_inverse;      // Q's top block, then L and U; U^-1
   Kokkos::View<real_t<T>*, Memory> signs;  // S
   CholeskyState<ExecSpace, T> first, second;
-  Kokkos::View<int, Memory> verdict{"basalt::qr::tall_skinny::verdict"};
+  // Written by each judgement before it is read, so made without the initialization (in Kokkos
+  // 3.4 a kernel and a wait for the device).
+  Kokkos::View<int, Memory> verdict{
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "basalt::qr::tall_skinny::verdict")};
 
   Work(const ExecSpace& exec, int n) : first(exec), second(exec) {
     const auto matrix = [n](const char* label) {

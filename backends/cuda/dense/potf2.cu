@@ -319,13 +319,25 @@ __device__ void update_tile(T* out, const T* left, const T* right) {
 }
 
 #ifdef BASALT_CUDA_DOUBLE_MMA
-// The same in real double by tensor cores (mma.cuh; without them, the template above), each lane
-// holding its entries of out in mma.cuh's layout.
+// The same in real double by tensor cores (mma.cuh; without them, the template above), lane l
+// holding rows 8q + l / 4 and columns 8p + 2 (l % 4) + e, e = 0, 1, of out.
 __device__ void update_tile(double* out, const double* left, const double* right) {
+  const int lane = threadIdx.x % 32, g = lane / 4, s = lane % 4;
+  double* const origin = out + g + 2 * s * tile_ld;
   double sum[4][4][2];
-  mma::for_each_entry(sum, [&](double& value, int r, int c) { value = out[r + c * tile_ld]; });
+#pragma unroll
+  for (int q = 0; q < 4; ++q)
+#pragma unroll
+    for (int p = 0; p < 4; ++p)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) sum[q][p][e] = origin[8 * q + (8 * p + e) * tile_ld];
   mma::subtract_product_32x32(sum, left, right, tile_ld);
-  mma::for_each_entry(sum, [&](double value, int r, int c) { out[r + c * tile_ld] = value; });
+#pragma unroll
+  for (int q = 0; q < 4; ++q)
+#pragma unroll
+    for (int p = 0; p < 4; ++p)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) origin[8 * q + (8 * p + e) * tile_ld] = sum[q][p][e];
 }
 #endif
 

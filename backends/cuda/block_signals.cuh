@@ -32,4 +32,17 @@ __device__ inline void signal(unsigned* counter) {
   arrive(counter);
 }
 
+// Adds one to *counter and returns its value before, as one thread's acquire-release: the
+// thread's accesses before it (other counters' updates included) reach every thread that later
+// counts after it, and what those did before reaches this one. The last block to count then
+// sees every block's earlier updates, and may reset the counters.
+__device__ inline unsigned count(unsigned* counter) {
+  unsigned before;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
+               : "=r"(before)
+               : "l"(counter)
+               : "memory");
+  return before;
+}
+
 }  // namespace basalt::cuda::signals

@@ -531,7 +531,9 @@ __global__ void __launch_bounds__(panel_threads)
       __threadfence();
       if (share) atomicAdd(&counters->wrote, 1u);
       // The last block also writes info, once every block has read it.
-      const bool last = atomicAdd(&counters->finished, 1u) == gridDim.x - 1;
+      // Acquire-release, so that the last block finds every share's count in `wrote` before it
+      // reads it and resets it: a count landing after the reset would reach the next launch.
+      const bool last = signals::count(&counters->finished) == gridDim.x - 1;
       if (last && failure) *info = offset + first_unfactored + 1;
       block_flag = last && signals::load_acquire(&counters->wrote) < gridDim.x;
       // Every other block is done with the counters, so they go back to zero for the next

@@ -43,7 +43,7 @@ void geqrf_batched(const Kokkos::Cuda& exec, const Access& A, const TauAccess& t
         else
           kernels::geqrf_batched_block(stream, a, device_batch(tau), count, rows);
       },
-      kernels::geqrf_batched_small_resident_matrices<T>);
+      MergedInTwoWaves{kernels::geqrf_batched_small_resident_matrices<T>});
 }
 
 }  // namespace cuda

@@ -121,15 +121,17 @@ __device__ ops::real_of_t<T> non_finite_probe(const T (&row)[N]) {
 }
 
 // LAPACK's getf2 on the matrices of a launch (factor_in_segment), each in a segment of S lanes,
-// 32 / S of them per warp. Unguarded, a warp in which a row is not finite at the end, or a
-// speculative step was in doubt, stores nothing and returns false. Full: every matrix N x N
+// 32 / S of them per warp: block `block` of those that take `count` matrices from slot
+// `first_slot` of the batch's order. Unguarded, a warp in which a row is not finite at the end,
+// or a speculative step was in doubt, stores nothing and returns false. Full: every matrix N x N
 // (warp::full_size_class), the sizes then constants.
 template <bool Guarded, bool Full, class T, int N>
 __device__ bool getrf_segments(const DeviceBatch<T>& batch, const DeviceBatch<int>& pivots,
-                               int* info, std::int64_t info_stride, int count) {
+                               int* info, std::int64_t info_stride, int count, int first_slot,
+                               int block) {
   constexpr int S = warp::segment_lanes(N);
-  const int thread = blockIdx.x * warp::block_threads + threadIdx.x;
-  const int b = warp::member(batch, thread / S, count), lane = threadIdx.x % S;
+  const int thread = block * warp::block_threads + threadIdx.x;
+  const int b = warp::member(batch, thread / S, count, first_slot), lane = threadIdx.x % S;
   const warp::Located<T> a = warp::locate(batch, b);
   const warp::Located<int> ipiv = warp::locate(pivots, b);
   // Full: a segment past the batch (b = -1) loads and stores nothing but takes its steps.
@@ -158,17 +160,35 @@ __device__ bool getrf_segments(const DeviceBatch<T>& batch, const DeviceBatch<in
 template <bool Full, class T, int N>
 __device__ __noinline__ void getrf_segments_guarded(const DeviceBatch<T>& batch,
                                                     const DeviceBatch<int>& pivots, int* info,
-                                                    std::int64_t info_stride, int count) {
-  getrf_segments<true, Full, T, N>(batch, pivots, info, info_stride, count);
+                                                    std::int64_t info_stride, int count,
+                                                    int first_slot, int block) {
+  getrf_segments<true, Full, T, N>(batch, pivots, info, info_stride, count, first_slot, block);
 }
 
 // Real matrices unguarded first; a warp that met a row that is not finite (or a doubtful step)
-// runs guarded from the input, which is still in place. The batches are grid constants so that the
-// call takes their addresses without copying them to the stack (a copy per thread cost the
-// memory-bound small sizes up to twice their time). Complex matrices run guarded alone: unguarded
-// first they ran 10-20% slower (more registers, and the select is a smaller share of a complex
-// update). Double from 24 columns is held to five blocks an SM (96 registers, against 102, 110
-// and 128 uncapped: 102 allocate as 104, which leaves four blocks). Before the speculative steps,
+// runs guarded from the input, which is still in place. Complex matrices run guarded alone:
+// unguarded first they ran 10-20% slower (more registers, and the select is a smaller share of a
+// complex update).
+template <bool Full, class T, int N>
+__device__ void getrf_block(const DeviceBatch<T>& batch, const DeviceBatch<int>& pivots, int* info,
+                            std::int64_t info_stride, int count, int first_slot, int block) {
+  constexpr int S = warp::segment_lanes(N);
+  const int thread = block * warp::block_threads + threadIdx.x;
+  if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!getrf_segments<false, Full, T, N>(batch, pivots, info, info_stride, count, first_slot,
+                                           block))
+      getrf_segments_guarded<Full, T, N>(batch, pivots, info, info_stride, count, first_slot,
+                                         block);
+  } else {
+    getrf_segments<true, Full, T, N>(batch, pivots, info, info_stride, count, first_slot, block);
+  }
+}
+
+// The batches are grid constants so that the calls take their addresses without copying them to
+// the stack (a copy per thread cost the memory-bound small sizes up to twice their time). Double
+// from 24 columns is held to five blocks an SM (96 registers, against 102, 110 and 128 uncapped:
+// 102 allocate as 104, which leaves four blocks). Before the speculative steps,
 // 200000 matrices of 28 x 28 took 1.44 ms against 1.54, of 24 x 24 1.01 against 1.12, and 32
 // gained 3.5% but lost 5% with 20000 matrices, so it kept four; with them (spilling 16 / 32 / 52
 // bytes at 24 / 28 / 32), 32 x 32 took 1.64 ms against 1.67 with 200000 matrices and 0.204-0.207
@@ -181,15 +201,28 @@ __global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, 
     getrf_warp(const __grid_constant__ DeviceBatch<T> batch,
                const __grid_constant__ DeviceBatch<int> pivots, int* info, std::int64_t info_stride,
                int count) {
-  constexpr int S = warp::segment_lanes(N);
-  const int thread = blockIdx.x * warp::block_threads + threadIdx.x;
-  if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
-  if constexpr (std::is_floating_point_v<T>) {
-    if (!getrf_segments<false, Full, T, N>(batch, pivots, info, info_stride, count))
-      getrf_segments_guarded<Full, T, N>(batch, pivots, info, info_stride, count);
-  } else {
-    getrf_segments<true, Full, T, N>(batch, pivots, info, info_stride, count);
-  }
+  getrf_block<Full, T, N>(batch, pivots, info, info_stride, count, 0, blockIdx.x);
+}
+
+// The warp classes of a variable batch that two waves hold, in one launch (WarpClasses): each
+// block runs, inline, the code of the largest class of its segment width (4, 8, 16 or 32 lanes).
+// Merged into the largest class, 2000 matrices of 1..32 took 32-lane segments and that class's
+// steps each, what 2000 of 32 x 32 cost (H100, d: 7.8 M instructions, 22.3 us under Nsight
+// Compute); grouped by width, 4.7 M and 20.7 us. Each class in its own code took 3.8 M
+// instructions but 26-27 us, the warps waiting 6.6 cycles an instruction on instruction fetches:
+// the classes' unrolled code, some 50 KB each from 24 rows up, side by side on every SM
+// (perf/NOTES.md).
+template <class T, int Largest>
+__global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, Largest>)
+    getrf_warp_classes(const __grid_constant__ DeviceBatch<T> batch,
+                       const __grid_constant__ DeviceBatch<int> pivots, int* info,
+                       std::int64_t info_stride, const __grid_constant__ WarpClasses classes) {
+  const int e = warp::class_entry(classes);
+  warp::with_size_class_up_to<Largest>(classes.size[e], [&](auto size) {
+    getrf_block<false, T, decltype(size)::value>(batch, pivots, info, info_stride, classes.count[e],
+                                                 classes.first_slot[e],
+                                                 blockIdx.x - classes.first_block[e]);
+  });
 }
 
 }  // namespace
@@ -211,9 +244,21 @@ int getrf_batched_small_resident_matrices(int largest) {
       largest, [](auto size) { return getrf_warp<T, decltype(size)::value, false>; });
 }
 
+template <class T>
+void getrf_batched_small_classes(cudaStream_t stream, const DeviceBatch<T>& A,
+                                 const DeviceBatch<int>& ipiv, int* info, std::int64_t info_stride,
+                                 WarpClasses classes) {
+  warp::launch_classes(
+      stream, classes, [](auto largest) { return getrf_warp_classes<T, decltype(largest)::value>; },
+      A, ipiv, info, info_stride);
+}
+
 #define BASALT_INSTANTIATE_GETRF_BATCHED_SMALL(T)                                              \
   template void getrf_batched_small<T>(cudaStream_t, const DeviceBatch<T>&,                    \
                                        const DeviceBatch<int>&, int*, std::int64_t, int, int); \
+  template void getrf_batched_small_classes<T>(cudaStream_t, const DeviceBatch<T>&,            \
+                                               const DeviceBatch<int>&, int*, std::int64_t,    \
+                                               WarpClasses);                                   \
   template int getrf_batched_small_resident_matrices<T>(int);
 
 BASALT_INSTANTIATE_GETRF_BATCHED_SMALL(float)

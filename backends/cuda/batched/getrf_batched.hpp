@@ -5,6 +5,7 @@
 // on the portable path (Specialization::handles).
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -45,33 +46,54 @@ inline int launch_class(int rows) {
   return 7 + (rows + 31) / 32 - 1;
 }
 
-// A variable batch's members of up to 32 rows, when all of them fit in two waves of the warp
-// kernel, go to the largest warp class among them (classes as launch_class, per class the count
-// of matrices and their most rows and columns): in one wave they run side by side anyway, and
-// each further launch with its events cost microseconds against calls of 10 to 30; a second
-// wave costs less than that (20000 matrices of 1..8 rows: 31 us in two launches, 18 us for a
-// fixed batch of the merged class; perf/NOTES.md, "Variable batches up to n = 32").
-// resident_matrices(largest): the matrices of up to that size that one multiprocessor keeps
-// resident under the routine's warp kernel.
+// How launch_by_class takes a variable batch's launch classes of up to 32 rows (the warp
+// kernels') where all of their matrices fit the warp kernel and two waves of it
+// (resident_matrices(largest): the matrices of up to that size that one multiprocessor keeps
+// resident under the routine's warp kernel); otherwise each class is a launch of its own.
+// - MergedInTwoWaves: they go to the largest warp class among them. In one wave they run side
+//   by side anyway, and each further launch with its events cost microseconds against calls of 10
+//   to 30; a second wave costs less than that (20000 matrices of 1..8 rows: 31 us in two
+//   launches, 18 us for a fixed batch of the merged class; perf/NOTES.md, "Variable batches up to
+//   n = 32").
+// - GroupedInTwoWaves: they go to one launch, launch(stream, a, kernels::WarpClasses), each class
+//   in segments as wide as its own matrices need, so that the small ones take fewer warps than in
+//   the largest class's (perf/NOTES.md, "The LU warp classes of a variable batch in one launch").
 template <class ResidentMatrices>
-void merge_warp_classes_of_two_waves(const Kokkos::Cuda& exec, std::vector<int>& matrices,
-                                     std::vector<int>& rows, std::vector<int>& cols,
-                                     const ResidentMatrices& resident_matrices) {
+struct MergedInTwoWaves {
+  ResidentMatrices resident_matrices;
+};
+template <class ResidentMatrices>
+MergedInTwoWaves(ResidentMatrices) -> MergedInTwoWaves<ResidentMatrices>;
+template <class ResidentMatrices, class Launch>
+struct GroupedInTwoWaves {
+  ResidentMatrices resident_matrices;
+  Launch launch;
+};
+template <class ResidentMatrices, class Launch>
+GroupedInTwoWaves(ResidentMatrices, Launch) -> GroupedInTwoWaves<ResidentMatrices, Launch>;
+
+template <class WarpRule>
+inline constexpr bool is_grouped = false;
+template <class ResidentMatrices, class Launch>
+inline constexpr bool is_grouped<GroupedInTwoWaves<ResidentMatrices, Launch>> = true;
+
+// The largest warp class with matrices (launch classes 0 to 7), where every warp class's
+// matrices fit the warp kernel and two waves of it hold them all; -1 otherwise.
+template <class WarpRule>
+int warp_classes_in_two_waves(const Kokkos::Cuda& exec, const std::vector<int>& matrices,
+                              const std::vector<int>& rows, const std::vector<int>& cols,
+                              const WarpRule& rule) {
   const int warp_classes = std::min(launch_class(32) + 1, static_cast<int>(matrices.size()));
   int members = 0, widest = -1;
   for (int k = 0; k < warp_classes; ++k)
     if (matrices[k] > 0) members += matrices[k], widest = k;
-  if (widest <= 0) return;
+  if (widest < 0) return -1;
   const int largest =
       std::max(rows[widest], *std::max_element(cols.begin(), cols.begin() + widest + 1));
   if (largest > 32 ||
-      members > 2 * resident_matrices(largest) * exec.cuda_device_prop().multiProcessorCount)
-    return;
-  for (int k = 0; k < widest; ++k) {
-    matrices[widest] += matrices[k];
-    cols[widest] = std::max(cols[widest], cols[k]);
-    matrices[k] = 0;
-  }
+      members > 2 * rule.resident_matrices(largest) * exec.cuda_device_prop().multiProcessorCount)
+    return -1;
+  return widest;
 }
 
 // Calls launch(stream, a, count, rows, cols) to launch a routine's kernels on the batch a
@@ -83,11 +105,11 @@ void merge_warp_classes_of_two_waves(const Kokkos::Cuda& exec, std::vector<int>&
 // an SM to a few short ones; a warp's segments are as wide as its widest matrix needs; and in the
 // batch's own order, blocks of mixed sizes ran up to 3x slower (perf/NOTES.md, "Variable batches").
 // The classes come from VariableBatch's count of matrices by rows, so the host does no per-matrix
-// work here; the warp classes become one where two waves hold them all (resident_matrices, as
-// merge_warp_classes_of_two_waves takes it).
-template <class Access, class Launch, class ResidentMatrices>
+// work here. The classes of up to 32 rows go as `warp` says (MergedInTwoWaves or
+// GroupedInTwoWaves).
+template <class Access, class Launch, class WarpRule>
 void launch_by_class(const Kokkos::Cuda& exec, const Access& A, const Launch& launch,
-                     const ResidentMatrices& resident_matrices) {
+                     const WarpRule& warp) {
   auto a = device_batch(A);
   if (!A.variable) return launch(exec.cuda_stream(), a, A.count, A.max_rows, A.max_cols);
   const int classes = launch_class(A.max_rows) + 1;
@@ -99,25 +121,46 @@ void launch_by_class(const Kokkos::Cuda& exec, const Access& A, const Launch& la
     rows[k] = r;
     cols[k] = std::max(cols[k], A.most_cols_with_rows_(r));
   }
-  merge_warp_classes_of_two_waves(exec, matrices, rows, cols, resident_matrices);
-  const int launches = classes - static_cast<int>(std::count(matrices.begin(), matrices.end(), 0));
+  const int widest = warp_classes_in_two_waves(exec, matrices, rows, cols, warp);
+  if constexpr (!is_grouped<WarpRule>) {
+    for (int k = 0; k < widest; ++k) {  // merged into the widest
+      matrices[widest] += matrices[k];
+      cols[widest] = std::max(cols[widest], cols[k]);
+      matrices[k] = 0;
+    }
+  }
+  std::vector<int> first_slot(classes, 0);  // of each class in the order, most rows first
+  for (int k = classes - 2; k >= 0; --k) first_slot[k] = first_slot[k + 1] + matrices[k + 1];
+  kernels::WarpClasses grouped;
+  if constexpr (is_grouped<WarpRule>) {
+    for (int k = widest; k >= 0; --k) {
+      if (matrices[k] == 0) continue;
+      const int e = grouped.entries++;
+      grouped.size[e] = std::max(rows[k], cols[k]);
+      grouped.count[e] = matrices[k];
+      grouped.first_slot[e] = first_slot[k];
+      matrices[k] = 0;
+    }
+  }
+  const int launches = classes - static_cast<int>(std::count(matrices.begin(), matrices.end(), 0)) +
+                       (grouped.entries > 0);
   if (launches == 0) return;
-  a.order = A.var_most_rows_first.data();
-  if (launches == 1) {
-    const int k = launch_class(A.max_rows);
-    return launch(exec.cuda_stream(), a, matrices[k], rows[k], cols[k]);
-  }
-  SideStreams side(exec.cuda_device(), exec.cuda_stream());
-  int first_slot = 0, launched = 0;
+  std::optional<SideStreams> side;
+  if (launches > 1) side.emplace(exec.cuda_device(), exec.cuda_stream());
+  int launched = 0;
+  auto next_stream = [&] { return launched++ == 0 ? exec.cuda_stream() : (*side)[launched - 2]; };
   for (int k = classes - 1; k >= 0; --k) {
+    if constexpr (is_grouped<WarpRule>) {
+      if (k == widest) {
+        a.order = A.var_most_rows_first.data();
+        warp.launch(next_stream(), a, grouped);
+      }
+    }
     if (matrices[k] == 0) continue;
-    a.order = A.var_most_rows_first.data() + first_slot;
-    launch(launched == 0 ? exec.cuda_stream() : side[launched - 1], a, matrices[k], rows[k],
-           cols[k]);
-    ++launched;
-    first_slot += matrices[k];
+    a.order = A.var_most_rows_first.data() + first_slot[k];
+    launch(next_stream(), a, matrices[k], rows[k], cols[k]);
   }
-  side.join();
+  if (side) side->join();
 }
 
 // Whether matrices of at most rows x cols fit the warp-segment kernel.
@@ -145,7 +188,12 @@ void getrf_batched(const Kokkos::Cuda& exec, const Access& A, const PivAccess& i
           kernels::getrf_batched_block(stream, a, device_batch(ipiv), info.data(), info.stride(0),
                                        count, rows);
       },
-      kernels::getrf_batched_small_resident_matrices<T>);
+      GroupedInTwoWaves{
+          kernels::getrf_batched_small_resident_matrices<T>,
+          [&](cudaStream_t stream, const auto& a, const kernels::WarpClasses& classes) {
+            kernels::getrf_batched_small_classes(stream, a, device_batch(ipiv), info.data(),
+                                                 info.stride(0), classes);
+          }});
 }
 
 }  // namespace cuda

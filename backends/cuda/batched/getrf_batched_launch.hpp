@@ -39,6 +39,17 @@ struct DeviceBatch {
   const int* order = nullptr;
 };
 
+// A variable batch's launch classes of small matrices in one launch: entry e holds count[e]
+// matrices of at most size[e] rows and columns, slots first_slot[e] on of the batch's order. The
+// launcher gives each entry its blocks and, as size[e], the largest size class among the entries
+// of its segment width (which then run one code).
+struct WarpClasses {
+  static constexpr int most = 8;
+  int entries = 0;
+  int size[most] = {}, count[most] = {}, first_slot[most] = {};
+  int first_block[most + 1] = {};
+};
+
 // LU with partial pivoting of `count` matrices of at most max_rows x max_columns (largest: the
 // most rows or columns of any of them). ipiv: 1-based pivots; info(b) = info[b * info_stride],
 // LAPACK's.
@@ -46,6 +57,12 @@ struct DeviceBatch {
 template <class T>
 void getrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<int>& ipiv,
                          int* info, std::int64_t info_stride, int count, int largest);
+
+// The same for the matrices of every entry of `classes` at once (A variable, its order set).
+template <class T>
+void getrf_batched_small_classes(cudaStream_t stream, const DeviceBatch<T>& A,
+                                 const DeviceBatch<int>& ipiv, int* info, std::int64_t info_stride,
+                                 WarpClasses classes);
 
 // The matrices of up to `largest` rows and columns that one multiprocessor keeps resident under
 // getrf_batched_small's kernel.

@@ -30,7 +30,7 @@ void potrf_batched(const Kokkos::Cuda& exec, Triangle uplo, const Access& A, con
         else
           kernels::potrf_batched_block(stream, lower, a, info.data(), info.stride(0), count, rows);
       },
-      kernels::potrf_batched_small_resident_matrices<T>);
+      MergedInTwoWaves{kernels::potrf_batched_small_resident_matrices<T>});
 }
 
 }  // namespace cuda

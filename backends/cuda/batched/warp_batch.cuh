@@ -3,6 +3,7 @@
 // every scalar type within a segment of a warp (one small matrix per segment).
 #include <cuComplex.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -116,11 +117,12 @@ __device__ inline unsigned ordered_key(double x) {
   return static_cast<unsigned>(static_cast<unsigned long long>(__double_as_longlong(x)) >> 32);
 }
 
-// The matrix that slot `slot` of a launch of `count` slots works on; -1 past the last slot.
+// The matrix that slot `slot` of a launch of `count` slots works on; -1 past the last slot. A
+// launch of several classes (WarpClasses) takes each class's slots from first_slot of the order on.
 template <class T>
-__device__ int member(const DeviceBatch<T>& batch, int slot, int count) {
+__device__ int member(const DeviceBatch<T>& batch, int slot, int count, int first_slot = 0) {
   if (slot >= count) return -1;
-  return batch.order != nullptr ? batch.order[slot] : slot;
+  return batch.order != nullptr ? batch.order[first_slot + slot] : slot;
 }
 
 // Matrix b of a batch: its first element, sizes and strides; a matrix of no rows for b = -1,
@@ -218,6 +220,62 @@ int resident_matrices(int largest, const KernelFor& kernel_for) {
     BASALT_CUDA_CHECK(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel_for(size), Threads, 0));
     return blocks * Threads / segment_lanes(size);
+  });
+}
+
+// The entry of a launch's WarpClasses that the caller's block works for.
+__device__ inline int class_entry(const WarpClasses& classes) {
+  int e = 0;
+  while (e + 1 < classes.entries && static_cast<int>(blockIdx.x) >= classes.first_block[e + 1]) ++e;
+  return e;
+}
+
+// f(std::integral_constant<int, N>{}) for the warp size class N == size, of those up to Largest.
+template <int Largest, int N = 4, class F>
+__device__ inline void with_size_class_up_to(int size, const F& f) {
+  if constexpr (N <= Largest) {
+    if (size == N)
+      f(std::integral_constant<int, N>{});
+    else
+      with_size_class_up_to<Largest, N == 4 ? 8 : N + 4>(size, f);
+  }
+}
+
+// Launches kernel_for(std::integral_constant<int, Largest>{}) (Largest: the largest size class
+// among the entries) once for every entry of `classes`, in blocks of block_threads. The entries
+// of one segment width (4, 8, 16 or 32 lanes) run the code of the largest size class among them,
+// so that a launch runs at most four codes; their blocks widest first, so that the longest warps
+// start first. The kernel takes `classes` last, each size[e] a size class.
+template <class KernelFor, class... Args>
+void launch_classes(cudaStream_t stream, WarpClasses classes, const KernelFor& kernel_for,
+                    const Args&... args) {
+  int largest_of_width[33] = {};
+  for (int e = 0; e < classes.entries; ++e) {
+    const int size = size_class(classes.size[e]);
+    int& largest = largest_of_width[segment_lanes(size)];
+    largest = std::max(largest, size);
+  }
+  WarpClasses by_size = classes;
+  int order[WarpClasses::most];
+  for (int e = 0; e < classes.entries; ++e) order[e] = e;
+  std::stable_sort(order, order + classes.entries,
+                   [&](int a, int b) { return classes.size[a] > classes.size[b]; });
+  int blocks = 0;
+  for (int i = 0; i < classes.entries; ++i) {
+    const int e = order[i];
+    const int width = segment_lanes(size_class(classes.size[e]));
+    by_size.size[i] = largest_of_width[width];
+    by_size.count[i] = classes.count[e];
+    by_size.first_slot[i] = classes.first_slot[e];
+    by_size.first_block[i] = blocks;
+    const std::int64_t threads = static_cast<std::int64_t>(classes.count[e]) * width;
+    blocks += static_cast<int>((threads + block_threads - 1) / block_threads);
+  }
+  by_size.first_block[classes.entries] = blocks;
+  if (blocks == 0) return;
+  with_size_class(by_size.size[0], [&](auto largest) {
+    kernel_for(largest)<<<blocks, block_threads, 0, stream>>>(args..., by_size);
+    BASALT_CUDA_CHECK_LAUNCH();
   });
 }
 

@@ -458,6 +458,26 @@ void check_fixed_batch(int m, int n, int count, int kinds, const MakeBatch& make
   }
 }
 
+// A variable batch of `originals` factored by factor_both (the CUDA path and the portable
+// kernel), both results on the host.
+template <class T, class FactorBoth>
+auto factor_variable_both_ways(const std::vector<HostMatrix<T>>& originals,
+                               const FactorBoth& factor_both) {
+  auto fast = variable_batch(originals);
+  auto reference = variable_batch(originals);
+  auto fast_ipiv = make_variable_vectors<int>("ipiv", min_dimensions(fast));
+  auto reference_ipiv = make_variable_vectors<int>("ipiv", min_dimensions(fast));
+  Kokkos::View<int*> fast_info("info", fast.count()), reference_info("info", fast.count());
+  factor_both(fast, reference, fast_ipiv, reference_ipiv, fast_info, reference_info);
+  struct Results {
+    decltype(host_matrices(fast)) lu, reference_lu;
+    decltype(host_matrices(fast_ipiv)) pivots, reference_pivots;
+    decltype(to_host(fast_info)) infos, reference_infos;
+  };
+  return Results{host_matrices(fast),           host_matrices(reference), host_matrices(fast_ipiv),
+                 host_matrices(reference_ipiv), to_host(fast_info),       to_host(reference_info)};
+}
+
 // A variable batch of `shapes`, member b of lu_test_matrix's kind b % kinds, factored by
 // factor_both (the CUDA path and the portable kernel), every member checked against the portable.
 template <class T, class FactorBoth>
@@ -466,18 +486,8 @@ void check_variable_batch(const std::vector<std::pair<int, int>>& shapes, int ki
   std::vector<HostMatrix<T>> originals;
   for (size_t b = 0; b < shapes.size(); ++b)
     originals.push_back(lu_test_matrix<T>(shapes[b].first, shapes[b].second, int(b % kinds)));
-  auto fast = variable_batch(originals);
-  auto reference = variable_batch(originals);
-  auto fast_ipiv = make_variable_vectors<int>("ipiv", min_dimensions(fast));
-  auto reference_ipiv = make_variable_vectors<int>("ipiv", min_dimensions(fast));
-  Kokkos::View<int*> fast_info("info", fast.count()), reference_info("info", fast.count());
-  factor_both(fast, reference, fast_ipiv, reference_ipiv, fast_info, reference_info);
-  const auto lu = host_matrices(fast);
-  const auto reference_lu = host_matrices(reference);
-  const auto pivots = host_matrices(fast_ipiv);
-  const auto reference_pivots = host_matrices(reference_ipiv);
-  const auto infos = to_host(fast_info);
-  const auto reference_infos = to_host(reference_info);
+  const auto [lu, reference_lu, pivots, reference_pivots, infos, reference_infos] =
+      factor_variable_both_ways(originals, factor_both);
   for (size_t b = 0; b < shapes.size(); ++b) {
     CAPTURE(b, shapes[b].first, shapes[b].second);
     check_against_portable(originals[b], lu[b], reference_lu[b],
@@ -586,17 +596,8 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's warp kernel equals portable::getrf_bat
       originals.push_back(random_matrix<T>(n, n));
       if (b % 7 == 3) originals.back()(n - 1, 0) = T(std::numeric_limits<real_t<T>>::quiet_NaN());
     }
-    auto fast = variable_batch(originals);
-    auto reference = variable_batch(originals);
-    auto fast_ipiv = make_variable_vectors<int>("ipiv", min_dimensions(fast));
-    auto reference_ipiv = make_variable_vectors<int>("ipiv", min_dimensions(fast));
-    Kokkos::View<int*> fast_info("info", fast.count()), reference_info("info", fast.count());
-    factor_both(fast, reference, fast_ipiv, reference_ipiv, fast_info, reference_info);
-    const auto lu = host_matrices(fast);
-    const auto pivots = host_matrices(fast_ipiv);
-    const auto reference_pivots = host_matrices(reference_ipiv);
-    const auto infos = to_host(fast_info);
-    const auto reference_infos = to_host(reference_info);
+    const auto [lu, reference_lu, pivots, reference_pivots, infos, reference_infos] =
+        factor_variable_both_ways(originals, factor_both);
     for (size_t b = 0; b < originals.size(); ++b) {
       CAPTURE(b, originals[b].extent(0));
       CHECK(infos(b) == reference_infos(b));

@@ -1,6 +1,7 @@
 #include "basalt/algorithms/batched/geqrf_batched.hpp"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -746,37 +747,58 @@ TEMPLATE_TEST_CASE("cuda::geqrf_batched up to 32 x 32 equals portable::geqrf_bat
   check_against_portable(originals, kinds, false);
 }
 
-// The CUDA kernels for a largest dimension of 33 to 256 (up to 64 the column-pair kernel, but in
-// complex double; above, the block-per-matrix kernel) against the portable team kernel: square,
-// tall and wide fixed batches of sizes around the pair kernel's classes (48, 64), the block
-// kernel's panel width and the limit, and one variable batch of sizes 0 to 256 mixed.
+// The CUDA kernels for a largest dimension of 33 to 512 (256 in complex double; up to 64 the
+// column-pair kernel, but in complex double; above, the block-per-matrix kernel, from 257 rows in
+// blocks of up to 512 threads) against the portable team kernel: square, tall and wide fixed
+// batches of sizes around the pair kernel's classes (48, 64), the block kernel's panel width, its
+// block sizes and the limit, and variable batches of sizes 0 to 256 and 0 to 512 mixed.
 TEMPLATE_TEST_CASE("cuda::geqrf_batched over 32 x 32 equals portable::geqrf_batched",
                    "[geqrf_batched][cuda]", float, double, Kokkos::complex<float>,
                    Kokkos::complex<double>) {
   using T = TestType;
+  const int limit = cuda::kernels::geqrf_batched_block_max_size<cuda::scalar_t<T>>;
   const std::vector<Kind> cycle = {Kind::random, Kind::zero_column, Kind::graded,
                                    Kind::repeated_column};
   for (const auto [m, n] : std::vector<std::pair<int, int>>{
-           {33, 33},  {47, 47},  {48, 48},   {49, 49},   {63, 17},   {17, 63},
-           {64, 64},  {65, 65},  {100, 100}, {128, 128}, {255, 255}, {256, 256},
-           {256, 40}, {200, 33}, {100, 64},  {64, 40},   {40, 64},   {47, 1},
-           {40, 256}, {33, 100}, {64, 200},  {1, 47},    {20, 256}}) {
+           {33, 33},  {47, 47},   {48, 48},   {49, 49},   {63, 17},   {17, 63},   {64, 64},
+           {65, 65},  {100, 100}, {128, 128}, {255, 255}, {256, 256}, {256, 40},  {200, 33},
+           {100, 64}, {64, 40},   {40, 64},   {47, 1},    {40, 256},  {33, 100},  {64, 200},
+           {1, 47},   {20, 256},  {257, 257}, {300, 300}, {384, 200}, {200, 384}, {511, 40},
+           {40, 511}, {512, 1},   {512, 512}}) {
+    if (std::max(m, n) > limit) continue;
     CAPTURE(m, n);
     std::vector<HostMatrix<T>> originals;
     for (const Kind kind : cycle) originals.push_back(member<T>(m, n, kind));
     check_against_portable(originals, cycle, true);
   }
-  const std::vector<std::pair<int, int>> shapes = {
-      {1, 1},     {256, 256}, {0, 4},   {4, 0},     {33, 1},    {1, 33}, {17, 250},
-      {250, 17},  {32, 32},   {33, 33}, {129, 100}, {100, 129}, {5, 3},  {64, 64},
-      {255, 256}, {2, 2},     {96, 96}, {150, 150}, {31, 70},   {70, 31}};
-  std::vector<HostMatrix<T>> originals;
-  std::vector<Kind> kinds;
-  for (size_t k = 0; k < shapes.size(); ++k) {
-    kinds.push_back(k == 15 ? Kind::zero : cycle[k % cycle.size()]);
-    originals.push_back(member<T>(shapes[k].first, shapes[k].second, kinds.back()));
+  for (const std::vector<std::pair<int, int>>& shapes :
+       {std::vector<std::pair<int, int>>{{1, 1},     {256, 256}, {0, 4},     {4, 0},   {33, 1},
+                                         {1, 33},    {17, 250},  {250, 17},  {32, 32}, {33, 33},
+                                         {129, 100}, {100, 129}, {5, 3},     {64, 64}, {255, 256},
+                                         {2, 2},     {96, 96},   {150, 150}, {31, 70}, {70, 31}},
+        std::vector<std::pair<int, int>>{{512, 512},
+                                         {1, 1},
+                                         {300, 257},
+                                         {257, 300},
+                                         {0, 4},
+                                         {450, 450},
+                                         {33, 33},
+                                         {2, 2},
+                                         {400, 20},
+                                         {20, 400},
+                                         {256, 256},
+                                         {384, 384}}}) {
+    int largest = 0;
+    for (const auto [m, n] : shapes) largest = std::max({largest, m, n});
+    if (largest > limit) continue;
+    std::vector<HostMatrix<T>> originals;
+    std::vector<Kind> kinds;
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      kinds.push_back(k == 15 ? Kind::zero : cycle[k % cycle.size()]);
+      originals.push_back(member<T>(shapes[k].first, shapes[k].second, kinds.back()));
+    }
+    check_against_portable(originals, kinds, false);
   }
-  check_against_portable(originals, kinds, false);
 }
 
 // Entries whose squares overflow or underflow (the scaled norm's path), NaN passed through
@@ -788,8 +810,8 @@ TEMPLATE_TEST_CASE("cuda::geqrf_batched on extreme entries and past its limit",
   const int top = std::numeric_limits<T>::max_exponent;
   const std::vector<double> scales = {std::ldexp(1.0, top - 28), std::ldexp(1.0, -top + 24), 1.0,
                                       1.0};
-  for (const auto [m, n] :
-       std::vector<std::pair<int, int>>{{70, 50}, {60, 45}, {40, 64}, {32, 20}, {20, 32}, {7, 5}}) {
+  for (const auto [m, n] : std::vector<std::pair<int, int>>{
+           {300, 60}, {70, 50}, {60, 45}, {40, 64}, {32, 20}, {20, 32}, {7, 5}}) {
     CAPTURE(m, n);
     std::vector<HostMatrix<T>> originals;
     for (const double scale : scales) {
@@ -817,9 +839,9 @@ TEMPLATE_TEST_CASE("cuda::geqrf_batched on extreme entries and past its limit",
     CHECK(std::isnan(fast.qr[2](std::min(m, n) - 1, n - 1)));
   }
 
-  // 257 rows or columns: not the CUDA kernel's; the public call still factors them.
-  const std::vector<HostMatrix<T>> past = {random_matrix<T>(257, 257), random_matrix<T>(40, 257),
-                                           random_matrix<T>(257, 3)};
+  // 513 rows or columns: not the CUDA kernel's; the public call still factors them.
+  const std::vector<HostMatrix<T>> past = {random_matrix<T>(513, 513), random_matrix<T>(40, 513),
+                                           random_matrix<T>(513, 3)};
   auto A = variable_batch(past);
   auto tau = make_variable_vectors<T>("tau", min_dimensions(A));
   CHECK_FALSE(cuda::geqrf_batched_fits(impl::matrices<Exec>(A)));

@@ -685,9 +685,10 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's warp kernel equals portable::getrf_bat
   }
 }
 
-// The block-per-matrix CUDA kernel (33 to 256 rows and columns) against the portable team kernel
-// on the GPU: fixed batches of square and rectangular matrices, a variable batch of sizes 0 to
-// 256 (which the block kernel takes whole), NaN and Inf members, and the limit.
+// The block-per-matrix CUDA kernel (33 to 512 rows and columns; from 257 rows in blocks of up to
+// 512 threads) against the portable team kernel on the GPU: fixed batches of square and
+// rectangular matrices, variable batches of sizes 0 to 256 and 0 to 512 (which the block kernel
+// takes in a launch per 32 rows), NaN and Inf members, and the limit.
 TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_batched",
                    "[getrf_batched][cuda]", float, double, Kokkos::complex<float>,
                    Kokkos::complex<double>) {
@@ -697,10 +698,11 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_ba
   };
 
   SECTION("fixed batches") {
-    const std::vector<Case> cases = {{33, 33, 8},   {47, 47, 8},   {64, 64, 8},   {100, 100, 4},
-                                     {128, 128, 4}, {255, 255, 4}, {256, 256, 4}, {256, 100, 4},
-                                     {100, 256, 4}, {40, 33, 4},   {33, 200, 4},  {5, 90, 4},
-                                     {90, 5, 4}};
+    const std::vector<Case> cases = {
+        {33, 33, 8},   {47, 47, 8},   {64, 64, 8},   {100, 100, 4}, {128, 128, 4}, {255, 255, 4},
+        {256, 256, 4}, {256, 100, 4}, {100, 256, 4}, {40, 33, 4},   {33, 200, 4},  {5, 90, 4},
+        {90, 5, 4},    {257, 257, 3}, {300, 300, 3}, {384, 384, 2}, {511, 511, 2}, {512, 512, 2},
+        {512, 100, 2}, {100, 512, 2}, {300, 40, 2},  {40, 300, 2}};
     for (const auto [m, n, count] : cases) {
       CAPTURE(m, n);
       check_fixed_batch<T>(
@@ -717,6 +719,13 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_ba
         {1, 1},   {256, 256}, {33, 33},  {0, 4},    {5, 5},     {47, 47},   {128, 128},
         {4, 0},   {64, 64},   {100, 70}, {70, 100}, {31, 31},   {255, 255}, {32, 33},
         {200, 3}, {3, 200},   {2, 2},    {96, 96},  {129, 129}, {17, 40}};
+    check_variable_batch<T>(shapes, 4, factor_both);
+  }
+
+  SECTION("a variable batch, sizes 0 to 512") {
+    const std::vector<std::pair<int, int>> shapes = {
+        {512, 512}, {1, 1},   {257, 257}, {0, 4},   {300, 200}, {200, 300}, {33, 33},
+        {450, 450}, {64, 64}, {288, 289}, {5, 500}, {500, 5},   {256, 256}, {384, 384}};
     check_variable_batch<T>(shapes, 4, factor_both);
   }
 

@@ -1,6 +1,7 @@
 #include "basalt/algorithms/batched/potrf_batched.hpp"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -328,9 +329,10 @@ HostMatrix<T> cholesky_test_matrix(int n, int kind) {
 
 }  // namespace
 
-// The block-per-matrix CUDA kernel (orders 33 to 256) against the portable team kernel on the GPU:
-// fixed batches on both sides of every panel edge, variable batches of orders 0 to 256 and 0 to
-// 65 (which the block kernel takes whole, with blocks sized for the largest), fixed batches of
+// The block-per-matrix CUDA kernel (orders 33 to 512, 256 in complex double; from 257 in blocks of
+// up to 512 threads) against the portable team kernel on the GPU: fixed batches on both sides of
+// every panel edge, variable batches of orders 0 to 256, 0 to 65 and 0 to 512 (the block kernel
+// takes them in a launch per 32 rows, each with blocks sized for its largest), fixed batches of
 // interleaved and of row-major matrices, both triangles,
 // failures in the first and in later panels and on a panel's first and last columns, a NaN
 // member, and the limit.
@@ -339,6 +341,7 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
                    Kokkos::complex<double>) {
   using T = TestType;
   const Kokkos::Cuda exec;
+  const int limit = cuda::kernels::potrf_batched_block_max_size<cuda::scalar_t<T>>;
   // The originals in a fixed batch of layout Layout, factored both ways and compared.
   const auto check_fixed = [&](Triangle uplo, auto layout,
                                const std::vector<HostMatrix<T>>& originals) {
@@ -360,7 +363,13 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
                                                    {128, 6},
                                                    {200, 6},
                                                    {255, 6},
-                                                   {256, 6}}) {
+                                                   {256, 6},
+                                                   {257, 6},
+                                                   {300, 6},
+                                                   {384, 6},
+                                                   {511, 6},
+                                                   {512, 6}}) {
+      if (n > limit) continue;
       CAPTURE(n);
       std::vector<HostMatrix<T>> originals;
       for (int b = 0; b < count; ++b) originals.push_back(cholesky_test_matrix<T>(n, b % 6));
@@ -370,7 +379,9 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
     for (const std::vector<int>& sizes :
          {std::vector<int>{1, 256, 33,  0,  5,  47, 128, 64,  100, 31, 255,
                            2, 96,  129, 32, 63, 65, 127, 200, 40,  70},
-          std::vector<int>{65, 40, 33, 64, 7, 0, 50, 36, 65, 64, 60, 34}}) {
+          std::vector<int>{65, 40, 33, 64, 7, 0, 50, 36, 65, 64, 60, 34},
+          std::vector<int>{512, 1, 300, 0, 257, 33, 450, 100, 256, 384}}) {
+      if (*std::max_element(sizes.begin(), sizes.end()) > limit) continue;
       std::vector<HostMatrix<T>> originals;
       for (size_t b = 0; b < sizes.size(); ++b)
         originals.push_back(cholesky_test_matrix<T>(sizes[b], b % 6));
@@ -409,7 +420,6 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
     CHECK(infos(2) > 0);
   }
 
-  const int limit = cuda::kernels::potrf_batched_block_max_size;
   CHECK(cuda::potrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, limit, limit))));
   CHECK(
       !cuda::potrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, limit + 1, limit + 1))));

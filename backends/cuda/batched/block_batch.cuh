@@ -1,5 +1,5 @@
 #pragma once
-// What the block-per-matrix batched kernels share (matrices of 33 to 256 rows): thread i of a
+// What the block-per-matrix batched kernels share (matrices of 33 to 512 rows): thread i of a
 // block owns row i of its matrix, the rows of the current 32-column panel in registers, and
 // the trailing columns go through in chunks of `chunk_width` columns, also in registers, so
 // shared memory holds only one chunk's rows of the other factor.
@@ -17,8 +17,12 @@ namespace basalt::cuda::kernels::block {
 
 // Columns of a panel, held in registers by the thread that owns the row.
 constexpr int panel_width = 32;
-constexpr int max_threads = 256;
+constexpr int max_threads = 512;
 constexpr int max_warps = max_threads / 32;
+// The kernels are compiled for blocks of at most short_threads (matrices of up to 256 rows, all
+// registers a thread may take) and of at most max_threads (257 to 512 rows, at most 128
+// registers a thread, so that the block fits an SM).
+constexpr int short_threads = 256;
 
 // Columns of a trailing chunk: 128 bytes of a row, so that a row of the panel and one of the
 // chunk fit in registers even in complex double (32 + 8 values).

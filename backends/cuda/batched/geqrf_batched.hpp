@@ -1,8 +1,8 @@
 #pragma once
 // The CUDA specialization of the batched QR (basalt::portable::geqrf_batched's contract) for
-// batches whose matrices are all at most 256 x 256: takes the batch apart and launches the
-// warp-segment kernel (every matrix at most 32 x 32), the column-pair kernel (at most 64 x 64)
-// or the block-per-matrix kernel. Larger matrices stay on the portable path
+// batches whose matrices are all at most 512 x 512 (256 in complex double): takes the batch apart
+// and launches the warp-segment kernel (every matrix at most 32 x 32), the column-pair kernel (at
+// most 64 x 64) or the block-per-matrix kernel. Larger matrices stay on the portable path
 // (Specialization::handles).
 #include <Kokkos_Core.hpp>
 #include <algorithm>
@@ -19,7 +19,8 @@ namespace cuda {
 
 template <class Access>
 bool geqrf_batched_fits(const Access& A) {
-  return std::max(A.max_rows, A.max_cols) <= kernels::geqrf_batched_block_max_size;
+  using T = scalar_t<std::remove_const_t<typename Access::value_type>>;
+  return std::max(A.max_rows, A.max_cols) <= kernels::geqrf_batched_block_max_size<T>;
 }
 
 // Whether matrices of up to `largest` rows and columns (more than the warp kernel's) go to the

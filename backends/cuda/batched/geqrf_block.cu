@@ -1,4 +1,4 @@
-// CUDA batched Householder QR of matrices up to 256 x 256: one thread block per matrix, one row
+// CUDA batched Householder QR of matrices up to 512 x 512: one thread block per matrix, one row
 // per thread, blocked over panels of 32 columns (geqrf_block_launch.hpp).
 #include <cuComplex.h>
 
@@ -14,21 +14,24 @@ namespace basalt::cuda::kernels {
 namespace {
 
 constexpr int panel_width = 32;
-constexpr int max_warps = geqrf_batched_block_max_size / 32;
+constexpr int max_warps = 512 / 32;
+// Blocks of up to 256 threads (matrices of up to 256 rows) take shared memory for 8 warps' sums,
+// so that blocks of shorter matrices still share an SM; taller ones for max_warps.
+constexpr int short_warps = 8;
 
 // Trailing columns per chunk: 8, 4 for double complex, so shared memory stays under 40 kB.
 template <class T>
 constexpr int chunk_width = sizeof(T) == 16 ? 4 : 8;
 
-template <class T>
+template <class T, int Warps>
 struct Shared {
   union {
     // Panel reductions, two buffers used in turn so that one barrier per reduction
-    // suffices: [buffer][warp][column] partial sums, [buffer][max_warps][column] the row of the
+    // suffices: [buffer][warp][column] partial sums, [buffer][Warps][column] the row of the
     // current diagonal element.
-    T rows[2][max_warps + 1][panel_width];
+    T rows[2][Warps + 1][panel_width];
     // V^H X: [warp][column of X][column of V] partial sums; [0] the total, [1] T^H W.
-    T partial[max_warps][chunk_width<T>][panel_width];
+    T partial[Warps][chunk_width<T>][panel_width];
   };
   T t[panel_width][panel_width + 1];  // G = V^H V, then T (LAPACK's larft), padded for the banks
   T tau[panel_width];
@@ -90,25 +93,25 @@ struct ColumnSums {
 
 // Block-wide sums of v[c] over all threads, and the owner's `row` made visible to every thread.
 // Every thread of the block calls it.
-template <class T>
+template <class T, int Warps>
 __device__ ColumnSums<T> block_column_sums(T (&v)[32], bool owner, const T (&row)[32],
-                                           Shared<T>& sh, int& buffer, int threads) {
+                                           Shared<T, Warps>& sh, int& buffer, int threads) {
   const int lane = threadIdx.x % 32, warp_index = threadIdx.x / 32, warps = threads / 32;
   sh.rows[buffer][warp_index][lane] = warp_transpose_sum<16>(v);
   if (owner)
 #pragma unroll
-    for (int c = 0; c < 32; ++c) sh.rows[buffer][max_warps][c] = row[c];
+    for (int c = 0; c < 32; ++c) sh.rows[buffer][Warps][c] = row[c];
   sync(threads);
   T total = sh.rows[buffer][0][lane];
   for (int w = 1; w < warps; ++w) total = ops::add(total, sh.rows[buffer][w][lane]);
-  const ColumnSums<T> sums{total, sh.rows[buffer][max_warps]};
+  const ColumnSums<T> sums{total, sh.rows[buffer][Warps]};
   buffer ^= 1;
   return sums;
 }
 
 // The block-wide sum (largest = false) or largest (NaN passed over) of a real value per thread.
-template <class T, class Real>
-__device__ Real block_reduce(Real v, bool largest, Shared<T>& sh, int& buffer, int threads) {
+template <class T, class Real, int Warps>
+__device__ Real block_reduce(Real v, bool largest, Shared<T, Warps>& sh, int& buffer, int threads) {
   const int warp_index = threadIdx.x / 32, warps = threads / 32;
   v = largest ? warp::segment_max<32>(v) : warp::segment_sum<32>(v);
   if (threadIdx.x % 32 == 0) sh.rows[buffer][warp_index][0] = ops::make_scalar<T>(v);
@@ -124,8 +127,8 @@ __device__ Real block_reduce(Real v, bool largest, Shared<T>& sh, int& buffer, i
 
 // The block's V^H X for X of chunk_width columns (v: the thread's row of V, x: its row of X),
 // left in sh.partial[0][column of X][column of V]. Every thread of the block calls it.
-template <class T>
-__device__ void block_vh_x(const T (&v)[32], const T (&x)[chunk_width<T>], Shared<T>& sh,
+template <class T, int Warps>
+__device__ void block_vh_x(const T (&v)[32], const T (&x)[chunk_width<T>], Shared<T, Warps>& sh,
                            int threads) {
   constexpr int width = chunk_width<T>;
   const int lane = threadIdx.x % 32, warp_index = threadIdx.x / 32, warps = threads / 32;
@@ -168,9 +171,9 @@ __device__ void rotate(T (&panel)[32]) {
 // column gives ||x||^2 and x^H A(j+1:m, c) together; where the unscaled sum of squares could
 // have overflowed or underflowed (or a product overflowed, or NaN came in) the column is done
 // again with the scaled norm and v^H A from the divided v.
-template <class T>
+template <class T, int Warps>
 __device__ void factor_panel(T (&panel)[32], const warp::Located<T>& tau, int j0, int width, int m,
-                             Shared<T>& sh, int& buffer, int threads) {
+                             Shared<T, Warps>& sh, int& buffer, int threads) {
   using Real = ops::real_of_t<T>;
   const int i = threadIdx.x, lane = threadIdx.x % 32;
   // A runtime loop over the columns, the panel rotated by one after each so that the current
@@ -244,8 +247,8 @@ __device__ void factor_panel(T (&panel)[32], const warp::Located<T>& tau, int j0
 
 // T of H(j0) ... H(j0 + width - 1) = I - V T V^H (LAPACK's larft, forward, columnwise) in sh.t,
 // from v (this thread's row of V, unit diagonal and zeros above it included) and sh.tau.
-template <class T>
-__device__ void form_t(const T (&v)[32], int width, Shared<T>& sh, int threads) {
+template <class T, int Warps>
+__device__ void form_t(const T (&v)[32], int width, Shared<T, Warps>& sh, int threads) {
   constexpr int chunk = chunk_width<T>;
   // Unrolled: v indexed at run time would put it in local memory.
 #pragma unroll
@@ -282,9 +285,9 @@ __device__ void form_t(const T (&v)[32], int width, Shared<T>& sh, int threads) 
 }
 
 // A = H^H A for A(j0:m, c0:c0+chunk_width), H = I - V T V^H: W = V^H C, W = T^H W, C -= V W.
-template <class T>
+template <class T, int Warps>
 __device__ void apply_block_reflector(const T (&v)[32], const warp::Located<T>& a, int j0, int c0,
-                                      int m, int n, Shared<T>& sh, int threads) {
+                                      int m, int n, Shared<T, Warps>& sh, int threads) {
   constexpr int chunk = chunk_width<T>;
   const int i = threadIdx.x;
   const bool mine = i >= j0 && i < m;
@@ -311,13 +314,14 @@ __device__ void apply_block_reflector(const T (&v)[32], const warp::Located<T>& 
 
 // MaxThreads, MinBlocks: the launch bounds. Blocks of up to 192 threads are held to 168
 // registers a thread so that two of them share an SM (in double the kernel takes 195, which
-// leaves a 192-thread block alone on its SM); taller blocks keep every register, and so does
-// complex double, which spills 3.5 KB at 168 (0.9 KB with every register) and ran at half the
-// speed at 128 x 128.
+// leaves a 192-thread block alone on its SM); blocks of up to 256 keep every register, and so
+// does complex double, which spills 3.5 KB at 168 (0.9 KB with every register) and ran at half
+// the speed at 128 x 128. Blocks of 257 to 512 threads get the 128 registers a thread that lets
+// one fit an SM (double spills 352 bytes, single none).
 template <class T, int MaxThreads, int MinBlocks>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     geqrf_block(DeviceBatch<T> batch, DeviceBatch<T> taus, int count) {
-  __shared__ Shared<T> sh;
+  __shared__ Shared<T, (MaxThreads > short_warps * 32 ? MaxThreads / 32 : short_warps)> sh;
   const int b = warp::member(batch, blockIdx.x, count);
   const warp::Located<T> a = warp::locate(batch, b);
   const warp::Located<T> tau = warp::locate(taus, b);
@@ -361,7 +365,9 @@ void geqrf_batched_block(cudaStream_t stream, const DeviceBatch<T>& A, const Dev
   constexpr int shared_warps = 6;
   if (warps <= shared_warps && sizeof(T) <= 8)
     geqrf_block<T, shared_warps * 32, 2><<<count, warps * 32, 0, stream>>>(A, tau, count);
-  else
+  else if (warps <= short_warps)
+    geqrf_block<T, short_warps * 32, 1><<<count, warps * 32, 0, stream>>>(A, tau, count);
+  else if constexpr (geqrf_batched_block_max_size<T> > short_warps * 32)
     geqrf_block<T, max_warps * 32, 1><<<count, warps * 32, 0, stream>>>(A, tau, count);
   BASALT_CUDA_CHECK_LAUNCH();
 }

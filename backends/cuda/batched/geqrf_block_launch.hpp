@@ -1,5 +1,5 @@
 #pragma once
-// Launcher of the CUDA batched Householder QR for matrices up to 256 x 256 (seed 001: geqr2 as
+// Launcher of the CUDA batched Householder QR for matrices up to 512 x 512 (seed 001: geqr2 as
 // larfg + larf with block reductions, larft, larfb as products). No Kokkos: geqrf_block.cu
 // includes this.
 //
@@ -15,9 +15,12 @@
 
 namespace basalt::cuda::kernels {
 
-inline constexpr int geqrf_batched_block_max_size = 256;
+// Complex double stops at 256: from 257 rows its block's sums would exceed 48 KB of static shared
+// memory, and its registers spill 6 KB.
+template <class T>
+inline constexpr int geqrf_batched_block_max_size = sizeof(T) > 8 ? 256 : 512;
 
-// LAPACK's geqrf on `count` matrices of at most geqrf_batched_block_max_size rows and columns
+// LAPACK's geqrf on `count` matrices of at most geqrf_batched_block_max_size<T> rows and columns
 // (max_rows: the most rows of any of them), the same output as geqrf_batched_small.
 // Asynchronous on stream.
 template <class T>

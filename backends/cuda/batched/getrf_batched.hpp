@@ -1,6 +1,6 @@
 #pragma once
 // The CUDA specialization of the batched LU (basalt::portable::getrf_batched's contract) for
-// batches whose matrices are all at most 256 x 256: takes the batch apart and launches the
+// batches whose matrices are all at most 512 x 512: takes the batch apart and launches the
 // warp-per-matrix kernel (all at most 32 x 32) or the block-per-matrix one. Larger matrices stay
 // on the portable path (Specialization::handles).
 #include <Kokkos_Core.hpp>

@@ -1,4 +1,4 @@
-// CUDA batched LU of matrices of 33 to 256 rows and columns: one thread block per matrix, one row
+// CUDA batched LU of matrices of 33 to 512 rows and columns: one thread block per matrix, one row
 // per thread, blocked by 32-column panels.
 #include <cuComplex.h>
 
@@ -22,8 +22,8 @@ namespace {
 // A22 -= L21 U12, with U12 = L11^-1 A12 solved row by row in the same sweep: at step k the row at
 // position k is final and is shared; the rows below subtract their L(., k) times it.
 // Control flow depends only on the matrix's sizes, the same on every thread of the block.
-template <class T>
-__global__ void __launch_bounds__(block::max_threads)
+template <class T, int MaxThreads>
+__global__ void __launch_bounds__(MaxThreads)
     getrf_block(DeviceBatch<T> batch, DeviceBatch<int> pivots, int* info, std::int64_t info_stride,
                 int count) {
   using Real = ops::real_of_t<T>;
@@ -132,7 +132,10 @@ template <class T>
 void getrf_batched_block(cudaStream_t stream, const DeviceBatch<T>& A, const DeviceBatch<int>& ipiv,
                          int* info, std::int64_t info_stride, int count, int rows) {
   if (count == 0) return;
-  getrf_block<T><<<count, block::threads_for(rows), 0, stream>>>(A, ipiv, info, info_stride, count);
+  const int threads = block::threads_for(rows);
+  const auto kernel = threads <= block::short_threads ? getrf_block<T, block::short_threads>
+                                                      : getrf_block<T, block::max_threads>;
+  kernel<<<count, threads, 0, stream>>>(A, ipiv, info, info_stride, count);
   BASALT_CUDA_CHECK_LAUNCH();
 }
 

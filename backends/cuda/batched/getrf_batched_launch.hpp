@@ -19,7 +19,7 @@ namespace basalt::cuda::kernels {
 
 inline constexpr int getrf_batched_max_rows = 32;
 inline constexpr int getrf_batched_max_columns = 32;
-inline constexpr int getrf_batched_block_max_size = 256;
+inline constexpr int getrf_batched_block_max_size = 512;
 
 // Where matrix b of a batch lies: fixed (every matrix rows x cols at data + b * batch_stride)
 // or variable (sizes, leading dimensions and offsets per matrix, device arrays). Pivot and

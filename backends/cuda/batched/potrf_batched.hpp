@@ -1,8 +1,8 @@
 #pragma once
 // The CUDA specialization of the batched Cholesky (basalt::portable::potrf_batched's contract)
-// for batches whose matrices are all at most 256 x 256: takes the batch apart and launches the
-// warp-segment kernel (all at most 32 x 32) or the block-per-matrix one. Larger matrices stay on
-// the portable path (Specialization::handles).
+// for batches whose matrices are all at most 512 x 512 (256 in complex double): takes the batch
+// apart and launches the warp-segment kernel (all at most 32 x 32) or the block-per-matrix one.
+// Larger matrices stay on the portable path (Specialization::handles).
 #include <Kokkos_Core.hpp>
 
 #include "basalt/backends/cuda/batched/getrf_batched.hpp"
@@ -15,7 +15,8 @@ namespace cuda {
 
 template <class Access>
 bool potrf_batched_fits(const Access& A) {
-  return A.max_rows <= kernels::potrf_batched_block_max_size;
+  using T = scalar_t<std::remove_const_t<typename Access::value_type>>;
+  return A.max_rows <= kernels::potrf_batched_block_max_size<T>;
 }
 
 template <class Access, class InfoView>

@@ -1,4 +1,4 @@
-// CUDA batched Cholesky of matrices of order 33 to 256: one thread block per matrix, right-looking
+// CUDA batched Cholesky of matrices of order 33 to 512: one thread block per matrix, right-looking
 // by 32-column panels; the trailing update as a register-tiled product from shared memory.
 #include <cuComplex.h>
 
@@ -132,8 +132,8 @@ __device__ void subtract_tile_product(const warp::Located<double>& a, bool lower
 // stored as updated so far (A(j, j) as it was updated), the rows below and the trailing matrix
 // as the earlier panels left them. Only the stored triangle is read or written; control flow
 // depends only on the matrix's order and on values shared by the whole warp or block.
-template <class T>
-__global__ void __launch_bounds__(block::max_threads)
+template <class T, int MaxThreads>
+__global__ void __launch_bounds__(MaxThreads)
     potrf_tiled(bool lower, DeviceBatch<T> batch, int* info, std::int64_t info_stride, int count) {
   using Real = ops::real_of_t<T>;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -239,7 +239,9 @@ void potrf_batched_block(cudaStream_t stream, bool lower, const DeviceBatch<T>& 
   if (count == 0) return;
   const int threads = block::threads_for(largest);
   const std::size_t shared = shared_bytes_for<T>(threads);
-  const auto kernel = potrf_tiled<T>;
+  auto kernel = potrf_tiled<T, block::short_threads>;
+  if constexpr (potrf_batched_block_max_size < T >> block::short_threads)
+    if (threads > block::short_threads) kernel = potrf_tiled<T, block::max_threads>;
   BASALT_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
   kernel<<<count, threads, shared, stream>>>(lower, A, info, info_stride, count);

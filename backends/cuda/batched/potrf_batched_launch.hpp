@@ -17,7 +17,9 @@
 namespace basalt::cuda::kernels {
 
 inline constexpr int potrf_batched_max_size = 32;
-inline constexpr int potrf_batched_block_max_size = 256;
+// Complex double stops at 256: its L21 for 512 rows would take 264 KB of shared memory.
+template <class T>
+inline constexpr int potrf_batched_block_max_size = sizeof(T) > 8 ? 256 : 512;
 
 // Cholesky factorization of the `lower` (else upper) triangle of `count` Hermitian matrices of
 // at most max_size x max_size (largest: the order of the largest). info(b) = info[b *

@@ -240,8 +240,9 @@ void potrf_batched_block(cudaStream_t stream, bool lower, const DeviceBatch<T>& 
   const int threads = block::threads_for(largest);
   const std::size_t shared = shared_bytes_for<T>(threads);
   auto kernel = potrf_tiled<T, block::short_threads>;
-  if constexpr (potrf_batched_block_max_size < T >> block::short_threads)
+  if constexpr ((potrf_batched_block_max_size<T>) > block::short_threads) {
     if (threads > block::short_threads) kernel = potrf_tiled<T, block::max_threads>;
+  }
   BASALT_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
   kernel<<<count, threads, shared, stream>>>(lower, A, info, info_stride, count);

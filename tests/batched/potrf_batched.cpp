@@ -295,8 +295,17 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched equals portable::potrf_batched", "[potrf
                         device_batch(originals, n, n));
     }
 
+  // Every warp size class in one variable batch, members that are not positive definite in
+  // each: two waves hold them, so one launch takes them all, each class in blocks of its own.
+  std::vector<HostMatrix<T>> every_class;
+  for (int b = 0; b < 300; ++b)
+    every_class.push_back(spd_matrix<T>(1 + (b * 5) % 32, b % 7 == 3));
+  for (const Triangle uplo : {Triangle::lower, Triangle::upper})
+    check_both_ways(CudaKernel::warp, uplo, every_class, variable_batch(every_class),
+                    variable_batch(every_class));
+
   // A variable batch too large for two waves of its largest class, so that its warp classes are
-  // not merged into one but launched apart, on the side streams (the batches above are merged).
+  // not launched together but apart, on the side streams (the batches above take one launch).
   const int count = 9000;
   const int resident = Kokkos::Cuda().cuda_device_prop().multiProcessorCount *
                        cuda::kernels::potrf_batched_small_resident_matrices<cuda::scalar_t<T>>(32);

@@ -11,20 +11,29 @@ namespace basalt::cuda::kernels {
 
 namespace {
 
+// The two column buffers of the calling thread's segment of S lanes: one array per segment
+// width, so that a launch of several size classes of one width (potrf_warp_classes) holds one.
+template <class T, int S>
+__device__ T* segment_column_buffers() {
+  __shared__ __align__(16) T columns[warp::block_threads / S][2 * S];
+  return columns[threadIdx.x / S];
+}
+
 // Right-looking Cholesky, as the portable team kernel: at step j the diagonal element's lane
 // takes its square root, the lanes below scale their element of column j, and every lane i > j
 // subtracts L(i, j) conj(L(c, j)) from its elements c in j+1..i, L(c, j) from lane c.
 // A non-positive (or NaN) diagonal stops the matrix there, A(j, j) left as it was updated.
 // Control flow is the same on every lane of the warp; what differs between segments is data.
+// Block `block` of those that take `count` matrices from slot `first_slot` of the batch's order.
 // Full: every matrix N x N (warp::full_size_class).
 template <class T, int N, bool Full>
-__global__ void __launch_bounds__(warp::block_threads)
-    potrf_warp(bool lower, DeviceBatch<T> batch, int* info, std::int64_t info_stride, int count) {
+__device__ void potrf_segments(bool lower, const DeviceBatch<T>& batch, int* info,
+                               std::int64_t info_stride, int count, int first_slot, int block) {
   using Real = ops::real_of_t<T>;
   constexpr int S = warp::segment_lanes(N);  // matrices up to N x N in segments of S lanes
-  const int thread = blockIdx.x * warp::block_threads + threadIdx.x;
+  const int thread = block * warp::block_threads + threadIdx.x;
   if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
-  const int b = warp::member(batch, thread / S, count), i = threadIdx.x % S;
+  const int b = warp::member(batch, thread / S, count, first_slot), i = threadIdx.x % S;
   const warp::Located<T> a = warp::locate(batch, b);
   const int n = Full ? N : a.rows;
   // Full: a segment past the batch (b = -1) loads and stores nothing but takes its steps.
@@ -33,10 +42,7 @@ __global__ void __launch_bounds__(warp::block_threads)
   // 32, 5% slower in 8-lane segments, 15% slower in complex double at 32.
   constexpr bool column_through_shared = S >= 16 && sizeof(T) <= 8;
   T* segment_columns = nullptr;
-  if constexpr (column_through_shared) {
-    __shared__ __align__(16) T columns[warp::block_threads / S][2 * S];
-    segment_columns = columns[threadIdx.x / S];
-  }
+  if constexpr (column_through_shared) segment_columns = segment_column_buffers<T, S>();
   // Element (i, c) of the lower triangle: A(i, c), or conj(A(c, i)) when the upper one is stored.
   const auto at = [&](int c) {
     return lower ? a.base + i * a.row_stride + c * a.col_stride
@@ -85,6 +91,28 @@ __global__ void __launch_bounds__(warp::block_threads)
   if (i == 0 && b >= 0) info[b * info_stride] = failed;
 }
 
+template <class T, int N, bool Full>
+__global__ void __launch_bounds__(warp::block_threads)
+    potrf_warp(bool lower, const __grid_constant__ DeviceBatch<T> batch, int* info,
+               std::int64_t info_stride, int count) {
+  potrf_segments<T, N, Full>(lower, batch, info, info_stride, count, 0, blockIdx.x);
+}
+
+// The warp classes of a variable batch that two waves hold, in one launch (WarpClasses), as
+// getrf_warp_classes: each block runs, inline, the code of the largest class of its segment
+// width.
+template <class T, int Largest>
+__global__ void __launch_bounds__(warp::block_threads)
+    potrf_warp_classes(bool lower, const __grid_constant__ DeviceBatch<T> batch, int* info,
+                       std::int64_t info_stride, const __grid_constant__ WarpClasses classes) {
+  const int e = warp::class_entry(classes);
+  warp::with_size_class_up_to<Largest>(classes.size[e], [&](auto size) {
+    potrf_segments<T, decltype(size)::value, false>(lower, batch, info, info_stride,
+                                                    classes.count[e], classes.first_slot[e],
+                                                    blockIdx.x - classes.first_block[e]);
+  });
+}
+
 }  // namespace
 
 template <class T>
@@ -99,14 +127,24 @@ void potrf_batched_small(cudaStream_t stream, bool lower, const DeviceBatch<T>& 
 }
 
 template <class T>
+void potrf_batched_small_classes(cudaStream_t stream, bool lower, const DeviceBatch<T>& A,
+                                 int* info, std::int64_t info_stride, WarpClasses classes) {
+  warp::launch_classes(
+      stream, classes, [](auto largest) { return potrf_warp_classes<T, decltype(largest)::value>; },
+      lower, A, info, info_stride);
+}
+
+template <class T>
 int potrf_batched_small_resident_matrices(int largest) {
   return warp::resident_matrices<warp::block_threads>(
       largest, [](auto size) { return potrf_warp<T, decltype(size)::value, false>; });
 }
 
-#define BASALT_INSTANTIATE_POTRF_BATCHED_SMALL(T)                                       \
-  template void potrf_batched_small<T>(cudaStream_t, bool, const DeviceBatch<T>&, int*, \
-                                       std::int64_t, int, int);                         \
+#define BASALT_INSTANTIATE_POTRF_BATCHED_SMALL(T)                                               \
+  template void potrf_batched_small<T>(cudaStream_t, bool, const DeviceBatch<T>&, int*,         \
+                                       std::int64_t, int, int);                                 \
+  template void potrf_batched_small_classes<T>(cudaStream_t, bool, const DeviceBatch<T>&, int*, \
+                                               std::int64_t, WarpClasses);                      \
   template int potrf_batched_small_resident_matrices<T>(int);
 
 BASALT_INSTANTIATE_POTRF_BATCHED_SMALL(float)

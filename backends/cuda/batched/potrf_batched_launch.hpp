@@ -29,6 +29,11 @@ template <class T>
 void potrf_batched_small(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
                          std::int64_t info_stride, int count, int largest);
 
+// The same for the matrices of every entry of `classes` at once (A variable, its order set).
+template <class T>
+void potrf_batched_small_classes(cudaStream_t stream, bool lower, const DeviceBatch<T>& A,
+                                 int* info, std::int64_t info_stride, WarpClasses classes);
+
 // The matrices of up to `largest` rows and columns that one multiprocessor keeps resident under
 // potrf_batched_small's kernel.
 template <class T>

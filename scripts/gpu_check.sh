@@ -126,7 +126,7 @@ fi
 
 if wants batched; then
 echo "== batched factorizations beside cuBLAS/cuSOLVER (d), then Kokkos Kernels' SerialLU, variable sizes"
-for n in 8 16 32 64 128 256; do
+for n in 8 16 32 64 128 256 384 512; do
   batch=20000; [ $n -ge 64 ] && batch=5000; [ $n -ge 256 ] && batch=1000
   for r in getrf_batched potrf_batched geqrf_batched; do
     "$perf" --routine $r --prec d --n $n --batch $batch --niter 5 --vendor --check 2>/dev/null |
@@ -139,7 +139,7 @@ step batched-kk "$perf" --routine getrf_batched --prec d --n 8:32:8 --batch 2000
 # 2000 matrices run in one wave, where the largest member's latency sets the time; 20000 in many.
 for r in getrf_batched potrf_batched geqrf_batched; do
   for batch in 2000 20000; do
-    for sizes in 8:32:8 64:256:64; do
+    for sizes in 8:32:8 64:512:64; do
       step "batched-variable $r $batch" "$perf" --routine $r --prec d --n $sizes --batch $batch \
         --niter 5 --variable --vendor
     done

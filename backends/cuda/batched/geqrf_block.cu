@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "basalt/backends/cuda/batched/block_batch.cuh"
 #include "basalt/backends/cuda/batched/geqrf_block_launch.hpp"
 #include "basalt/backends/cuda/batched/warp_batch.cuh"
 #include "basalt/backends/cuda/error.hpp"
@@ -14,10 +15,10 @@ namespace basalt::cuda::kernels {
 namespace {
 
 constexpr int panel_width = 32;
-constexpr int max_warps = 512 / 32;
-// Blocks of up to 256 threads (matrices of up to 256 rows) take shared memory for 8 warps' sums,
-// so that blocks of shorter matrices still share an SM; taller ones for max_warps.
-constexpr int short_warps = 8;
+constexpr int max_warps = block::max_warps;
+// Blocks of up to block::short_threads threads take shared memory for that many warps' sums, so
+// that blocks of shorter matrices still share an SM; taller ones for max_warps.
+constexpr int short_warps = block::short_threads / 32;
 
 // Trailing columns per chunk: 8, 4 for double complex, so shared memory stays under 40 kB.
 template <class T>

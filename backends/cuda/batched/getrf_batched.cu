@@ -170,8 +170,9 @@ __device__ __noinline__ void getrf_segments_guarded(const DeviceBatch<T>& batch,
 // unguarded first they ran 10-20% slower (more registers, and the select is a smaller share of a
 // complex update).
 template <bool Full, class T, int N>
-__device__ void getrf_block(const DeviceBatch<T>& batch, const DeviceBatch<int>& pivots, int* info,
-                            std::int64_t info_stride, int count, int first_slot, int block) {
+__device__ void getrf_segments_of_block(const DeviceBatch<T>& batch, const DeviceBatch<int>& pivots,
+                                        int* info, std::int64_t info_stride, int count,
+                                        int first_slot, int block) {
   constexpr int S = warp::segment_lanes(N);
   const int thread = block * warp::block_threads + threadIdx.x;
   if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
@@ -201,7 +202,7 @@ __global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, 
     getrf_warp(const __grid_constant__ DeviceBatch<T> batch,
                const __grid_constant__ DeviceBatch<int> pivots, int* info, std::int64_t info_stride,
                int count) {
-  getrf_block<Full, T, N>(batch, pivots, info, info_stride, count, 0, blockIdx.x);
+  getrf_segments_of_block<Full, T, N>(batch, pivots, info, info_stride, count, 0, blockIdx.x);
 }
 
 // The warp classes of a variable batch that two waves hold, in one launch (WarpClasses): each
@@ -217,11 +218,9 @@ __global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, 
     getrf_warp_classes(const __grid_constant__ DeviceBatch<T> batch,
                        const __grid_constant__ DeviceBatch<int> pivots, int* info,
                        std::int64_t info_stride, const __grid_constant__ WarpClasses classes) {
-  const int e = warp::class_entry(classes);
-  warp::with_size_class_up_to<Largest>(classes.size[e], [&](auto size) {
-    getrf_block<false, T, decltype(size)::value>(batch, pivots, info, info_stride, classes.count[e],
-                                                 classes.first_slot[e],
-                                                 blockIdx.x - classes.first_block[e]);
+  warp::with_class_of_block<Largest>(classes, [&](auto size, int count, int first_slot, int block) {
+    getrf_segments_of_block<false, T, decltype(size)::value>(batch, pivots, info, info_stride,
+                                                             count, first_slot, block);
   });
 }
 

@@ -105,11 +105,9 @@ template <class T, int Largest>
 __global__ void __launch_bounds__(warp::block_threads)
     potrf_warp_classes(bool lower, const __grid_constant__ DeviceBatch<T> batch, int* info,
                        std::int64_t info_stride, const __grid_constant__ WarpClasses classes) {
-  const int e = warp::class_entry(classes);
-  warp::with_size_class_up_to<Largest>(classes.size[e], [&](auto size) {
-    potrf_segments<T, decltype(size)::value, false>(lower, batch, info, info_stride,
-                                                    classes.count[e], classes.first_slot[e],
-                                                    blockIdx.x - classes.first_block[e]);
+  warp::with_class_of_block<Largest>(classes, [&](auto size, int count, int first_slot, int block) {
+    potrf_segments<T, decltype(size)::value, false>(lower, batch, info, info_stride, count,
+                                                    first_slot, block);
   });
 }
 

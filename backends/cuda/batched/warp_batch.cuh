@@ -241,6 +241,18 @@ __device__ inline void with_size_class_up_to(int size, const F& f) {
   }
 }
 
+// f(std::integral_constant<int, N>{}, count, first_slot, block) for the entry of `classes` that
+// the caller's block works for: N its size class (of those up to Largest), count and first_slot
+// its matrices in the batch's order, block the caller's index among the entry's blocks.
+template <int Largest, class F>
+__device__ inline void with_class_of_block(const WarpClasses& classes, const F& f) {
+  const int e = class_entry(classes);
+  with_size_class_up_to<Largest>(classes.size[e], [&](auto size) {
+    f(size, classes.count[e], classes.first_slot[e],
+      static_cast<int>(blockIdx.x) - classes.first_block[e]);
+  });
+}
+
 // Launches kernel_for(std::integral_constant<int, Largest>{}) (Largest: the largest size class
 // among the entries) once for every entry of `classes`, in blocks of block_threads. The entries
 // of one segment width (4, 8, 16 or 32 lanes) run the code of the largest size class among them,

@@ -31,7 +31,8 @@
 //
 // Portable path: one team per matrix; a matrix that fits in team scratch is factored there.
 // CUDA: geqrf_batched on matrices up to 32 x 32 goes to a kernel with one warp segment per matrix,
-// up to 256 x 256 to one with a thread block per matrix (fixed or variable batches alike).
+// up to 512 x 512 (256 in complex double) to one with a thread block per matrix (fixed or
+// variable batches alike).
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <vector>

@@ -21,7 +21,7 @@
 //
 // Portable path: one team per matrix; a matrix that fits in team scratch is factored there.
 // CUDA: batches of matrices up to 32 x 32 go to a warp-per-matrix kernel, rows in registers;
-// up to 256 x 256, to a kernel with one thread block per matrix (32-column panels in registers).
+// up to 512 x 512, to a kernel with one thread block per matrix (32-column panels in registers).
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 

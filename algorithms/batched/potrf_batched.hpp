@@ -17,7 +17,7 @@
 // host-side sizes. Every call is asynchronous on exec.
 //
 // Portable path: one team per matrix; a matrix that fits in team scratch is factored there.
-// CUDA: matrices up to 32 x 32 go to a kernel with one warp segment per matrix; up to 256 x 256,
+// CUDA: matrices up to 32 x 32 go to a kernel with one warp segment per matrix; up to 512 x 512,
 // to a kernel with one thread block per matrix (32-column panels, the trailing update as
 // register-tiled products from shared memory).
 #include <Kokkos_Core.hpp>

@@ -1,7 +1,7 @@
 #pragma once
 // The CUDA specialization of the batched Cholesky (basalt::portable::potrf_batched's contract)
-// for batches whose matrices are all at most 512 x 512 (256 in complex double): takes the batch
-// apart and launches the warp-segment kernel (all at most 32 x 32) or the block-per-matrix one.
+// for batches whose matrices are all at most 512 x 512: takes the batch apart and launches the
+// warp-segment kernel (all at most 32 x 32) or the block-per-matrix one.
 // Larger matrices stay on the portable path (Specialization::handles).
 #include <Kokkos_Core.hpp>
 
@@ -15,8 +15,7 @@ namespace cuda {
 
 template <class Access>
 bool potrf_batched_fits(const Access& A) {
-  using T = scalar_t<std::remove_const_t<typename Access::value_type>>;
-  return A.max_rows <= kernels::potrf_batched_block_max_size<T>;
+  return A.max_rows <= kernels::potrf_batched_block_max_size;
 }
 
 template <class Access, class InfoView>

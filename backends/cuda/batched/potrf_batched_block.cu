@@ -1,8 +1,10 @@
 // CUDA batched Cholesky of matrices of order 33 to 512: one thread block per matrix, right-looking
-// by 32-column panels; the trailing update as a register-tiled product from shared memory.
+// by 32-column panels (16 in complex double above 256); the trailing update as a register-tiled
+// product from shared memory.
 #include <cuComplex.h>
 
 #include <cstddef>
+#include <type_traits>
 
 #include "basalt/backends/cuda/batched/block_batch.cuh"
 #include "basalt/backends/cuda/batched/potrf_batched_launch.hpp"
@@ -14,22 +16,32 @@ namespace basalt::cuda::kernels {
 
 namespace {
 
-constexpr int NB = block::panel_width;
-// A lane's part of a warp's 32 x 32 tile of the trailing update: rows 8 apart, columns 4 apart,
-// so that each value read from shared memory feeds 8 or 4 multiply-adds.
+// The trailing update goes by 32 x 32 tiles, a warp each. A lane's part of a tile: rows 8
+// apart, columns 4 apart, so that each value read from shared memory feeds 8 or 4 multiply-adds.
+constexpr int tile = block::panel_width;
 constexpr int tile_rows = 4, tile_cols = 8;
-constexpr int row_step = NB / tile_rows, col_step = NB / tile_cols;
+constexpr int row_step = tile / tile_rows, col_step = tile / tile_cols;
+
+// Columns of a panel: 32, but 16 in complex double's build for 257 to 512 rows, whose L21 of 32
+// columns would take 264 KB of shared memory (more than an SM has) and whose 32-column rows with
+// the update's tile would not fit a thread's 128 registers.
+template <class T, int MaxThreads>
+constexpr int panel_columns = sizeof(T) > 8 && MaxThreads > block::short_threads ? 16 : tile;
 
 // L21's column stride for a block of `threads` threads (one per row of the largest matrix,
-// rounded up to whole warps): at least its threads - 32 rows, and 4 more, so that the 4 columns
-// an 8 x 8 x 4 tensor-core operand reads (8 rows each) fall in different banks.
-__host__ __device__ inline int l21_pitch(int threads) { return threads - NB + 4; }
+// rounded up to whole warps) and panels of `width` columns (32 or 16): its threads - width rows
+// rounded up to whole 32-row tiles (the tiles on the edge read that far), and 4 more, so that the
+// 4 columns an 8 x 8 x 4 tensor-core operand reads (8 rows each) fall in different banks.
+__host__ __device__ inline int l21_pitch(int threads, int width) {
+  return (width == tile ? threads - tile : threads) + 4;
+}
 
-// Shared memory of such a block: the diagonal tile L11 (32 x 32), L21 (the panel's rows below
-// it) and the reciprocals of L11's diagonal.
+// Shared memory of such a block: the diagonal tile L11 (width x width), L21 (the panel's rows
+// below it) and the reciprocals of L11's diagonal.
 template <class T>
-std::size_t shared_bytes_for(int threads) {
-  return sizeof(T) * NB * (NB + l21_pitch(threads)) + sizeof(ops::real_of_t<T>) * NB;
+std::size_t shared_bytes_for(int threads, int width) {
+  return sizeof(T) * width * (width + l21_pitch(threads, width)) +
+         sizeof(ops::real_of_t<T>) * width;
 }
 
 // Element (r, c), r >= c, of the lower triangle: A(r, c), or conj(A(c, r)) when the upper one
@@ -47,47 +59,55 @@ __device__ inline void store_lower(const warp::Located<T>& a, bool lower, int r,
 }
 
 // Tile (ti, tj), ti >= tj, of the trailing matrix A22 (order m, at (start, start)) -= L21(tile
-// ti's rows, :) L21(tile tj's rows, :)^H, on one warp, L21 in shared memory (column stride
-// pitch); only the stored triangle is read or written. By multiply-adds: lane (tr, tc) holds
-// rows tr + 8i and columns tc + 4j of the tile, so that each value read from shared memory feeds
-// 8 or 4 of them; the lanes side by side along the stored triangle's contiguous dimension (for
-// column-major storage), so that the tile's loads and stores use whole 32-byte sectors.
-template <class T>
+// ti's rows, :) L21(tile tj's rows, :)^H, on one warp, L21 (Width columns) in shared memory
+// (column stride pitch); only the stored triangle is read or written. By multiply-adds: lane (tr,
+// tc) holds rows tr + 8i and columns tc + 4j of the tile, so that each value read from shared
+// memory feeds 8 or 4 of them; the lanes side by side along the stored triangle's contiguous
+// dimension (for column-major storage), so that the tile's loads and stores use whole 32-byte
+// sectors. In `Passes` passes over the tile's columns: 2 in complex double, whose whole tile's
+// sums would not fit the 512-thread build's 128 registers a thread and spilled in the 256-thread
+// build (254 registers; in two passes 188 and no spill, and faster: perf/NOTES.md).
+template <int Width, int Passes, class T>
 __device__ void subtract_tile_product(const warp::Located<T>& a, bool lower, int start, int m,
                                       int ti, int tj, const T* l21, int pitch) {
+  constexpr int pass_cols = tile_cols / Passes;
   const int lane = threadIdx.x % 32;
   const int tr = lower ? lane % row_step : lane / col_step;
   const int tc = lower ? lane / row_step : lane % col_step;
-  const int r0 = ti * NB + tr, c0 = tj * NB + tc;
-  T sum[tile_rows][tile_cols];
-#pragma unroll
-  for (int i = 0; i < tile_rows; ++i)
-#pragma unroll
-    for (int j = 0; j < tile_cols; ++j) {
-      const int r = r0 + row_step * i, c = c0 + col_step * j;
-      sum[i][j] = r < m && c <= r ? load_lower(a, lower, start + r, start + c) : T{};
-    }
-#pragma unroll
-  for (int k = 0; k < NB; ++k) {
-    T left[tile_rows], right[tile_cols];
-#pragma unroll
-    for (int i = 0; i < tile_rows; ++i) left[i] = l21[k * pitch + r0 + row_step * i];
-#pragma unroll
-    for (int j = 0; j < tile_cols; ++j)
-      right[j] = ops::conjugate(l21[k * pitch + c0 + col_step * j]);
+  const int r0 = ti * tile + tr;
+#pragma unroll 1
+  for (int pass = 0; pass < Passes; ++pass) {
+    const int c0 = tj * tile + tc + col_step * pass_cols * pass;
+    T sum[tile_rows][pass_cols];
 #pragma unroll
     for (int i = 0; i < tile_rows; ++i)
 #pragma unroll
-      for (int j = 0; j < tile_cols; ++j)
-        sum[i][j] = ops::minus_product(sum[i][j], left[i], right[j]);
-  }
+      for (int j = 0; j < pass_cols; ++j) {
+        const int r = r0 + row_step * i, c = c0 + col_step * j;
+        sum[i][j] = r < m && c <= r ? load_lower(a, lower, start + r, start + c) : T{};
+      }
 #pragma unroll
-  for (int i = 0; i < tile_rows; ++i)
+    for (int k = 0; k < Width; ++k) {
+      T left[tile_rows], right[pass_cols];
 #pragma unroll
-    for (int j = 0; j < tile_cols; ++j) {
-      const int r = r0 + row_step * i, c = c0 + col_step * j;
-      if (r < m && c <= r) store_lower(a, lower, start + r, start + c, sum[i][j]);
+      for (int i = 0; i < tile_rows; ++i) left[i] = l21[k * pitch + r0 + row_step * i];
+#pragma unroll
+      for (int j = 0; j < pass_cols; ++j)
+        right[j] = ops::conjugate(l21[k * pitch + c0 + col_step * j]);
+#pragma unroll
+      for (int i = 0; i < tile_rows; ++i)
+#pragma unroll
+        for (int j = 0; j < pass_cols; ++j)
+          sum[i][j] = ops::minus_product(sum[i][j], left[i], right[j]);
     }
+#pragma unroll
+    for (int i = 0; i < tile_rows; ++i)
+#pragma unroll
+      for (int j = 0; j < pass_cols; ++j) {
+        const int r = r0 + row_step * i, c = c0 + col_step * j;
+        if (r < m && c <= r) store_lower(a, lower, start + r, start + c, sum[i][j]);
+      }
+  }
 }
 
 #ifdef BASALT_CUDA_DOUBLE_MMA
@@ -97,10 +117,12 @@ __device__ void subtract_tile_product(const warp::Located<T>& a, bool lower, int
 // store 64 contiguous bytes; L21 L21^T is symmetric, so the (p, q) product is the same either way.
 // The lanes of one column of an operand read 4 columns of L21 at 8 rows each: l21_pitch keeps them
 // apart in the banks.
+template <int Width, int Passes>
 __device__ void subtract_tile_product(const warp::Located<double>& a, bool lower, int start, int m,
                                       int ti, int tj, const double* l21, int pitch) {
+  static_assert(Width == tile && Passes == 1, "the tensor cores' product takes L21 of 32 columns");
   const int lane = threadIdx.x % 32, g = lane / 4, s = lane % 4;
-  const int p_tile = (lower ? ti : tj) * NB, q_tile = (lower ? tj : ti) * NB;
+  const int p_tile = (lower ? ti : tj) * tile, q_tile = (lower ? tj : ti) * tile;
   const auto stored = [&](int p, int q) {
     const int r = lower ? p : q, c = lower ? q : p;
     return r < m && c <= r;
@@ -120,24 +142,28 @@ __device__ void subtract_tile_product(const warp::Located<double>& a, bool lower
 }
 #endif
 
-// Right-looking Cholesky by panels of 32 columns, with three block barriers per panel. Thread t
-// loads row k0 + t of panel k0 (of the lower factor; for an upper triangle, column k0 + t,
-// conjugated) into registers. Warp 0 factors the diagonal tile, a row per lane, each column of
-// L11 going through shared memory to every lane as it becomes final; then every thread below
-// solves its row of L21 = A21 L11^-H by forward substitution, L11 read by broadcasts, and puts
-// it in shared memory too. Then A22 -= L21 L21^H, its lower triangle only, tile by tile: each
+// Right-looking Cholesky by panels of NB columns (panel_columns), with three block barriers per
+// panel. Thread t loads row k0 + t of panel k0 (of the lower factor; for an upper triangle,
+// column k0 + t, conjugated) into registers. Warp 0 factors the diagonal tile, a row per lane,
+// each column of L11 going through shared memory to every lane as it becomes final (with 16-column
+// panels its other 16 lanes solve their rows below the tile in the same steps); then every thread
+// below solves its row of L21 = A21 L11^-H by forward substitution, L11 read by broadcasts, and
+// puts it in shared memory too. Then A22 -= L21 L21^H, its lower triangle only, tile by tile: each
 // warp loads a 32 x 32 tile of A22 into registers, subtracts the product of L21's rows and
 // columns read from shared memory (subtract_tile_product) and stores it back. A non-positive
 // (or NaN) diagonal stops the matrix there: the columns before it final, the diagonal tile
 // stored as updated so far (A(j, j) as it was updated), the rows below and the trailing matrix
 // as the earlier panels left them. Only the stored triangle is read or written; control flow
 // depends only on the matrix's order and on values shared by the whole warp or block.
-template <class T, int MaxThreads>
-__global__ void __launch_bounds__(MaxThreads)
+// MinBlocks: the blocks an SM that ptxas must fit in registers (0: none asked).
+template <class T, int MaxThreads, int MinBlocks>
+__global__ void __launch_bounds__(MaxThreads, MinBlocks)
     potrf_tiled(bool lower, DeviceBatch<T> batch, int* info, std::int64_t info_stride, int count) {
   using Real = ops::real_of_t<T>;
+  constexpr int NB = panel_columns<T, MaxThreads>;
+  constexpr int update_passes = sizeof(T) > 8 ? 2 : 1;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  const int pitch = l21_pitch(blockDim.x);
+  const int pitch = l21_pitch(blockDim.x, NB);
   T* const l11 = reinterpret_cast<T*>(shared_bytes);  // L11(r, c) at l11[c * NB + r]
   T* const l21 = l11 + NB * NB;                       // L21(r, c) at l21[c * pitch + r]
   Real* const reciprocal = reinterpret_cast<Real*>(l21 + NB * pitch);  // 1 / L11(j, j)
@@ -158,7 +184,9 @@ __global__ void __launch_bounds__(MaxThreads)
     for (int c = 0; c < NB; ++c)
       row[c] = mine && c < jb && (t >= NB || c <= t) ? load(k0 + t, k0 + c) : T{};
 
-    if (t < NB) {
+    if (t < 32) {
+      // With 16-column panels, lanes 16 to 31 hold rows below the diagonal tile.
+      const bool below_tile = NB < 32 && t >= NB;
       int done = jb;
 #pragma unroll
       for (int j = 0; j < NB; ++j) {
@@ -177,7 +205,7 @@ __global__ void __launch_bounds__(MaxThreads)
         // Column j of L11 goes through shared memory: each lane then reads it two entries at a
         // time, where shuffles took two instructions an entry and register moves to pair them
         // (its entries above the diagonal are never read).
-        l11[j * NB + t] = row[j];
+        if (!below_tile) l11[j * NB + t] = row[j];
         __syncwarp();
         // Above the diagonal (c > t) too, without a select: what goes there is never read.
 #pragma unroll
@@ -186,13 +214,13 @@ __global__ void __launch_bounds__(MaxThreads)
       }
 #pragma unroll
       for (int c = 0; c < NB; ++c)
-        if (mine && c < jb && c <= t) store(k0 + t, k0 + c, row[c]);
+        if (mine && c < jb && c <= t && (!below_tile || c < done)) store(k0 + t, k0 + c, row[c]);
       if (t == 0) panel_done = done;
     }
     __syncthreads();  // L11, its reciprocals and panel_done
     const int done = panel_done;
 
-    if (t >= NB && mine) {
+    if (t >= 32 && mine) {
 #pragma unroll
       for (int j = 0; j < NB; ++j) {
         if (j >= done) continue;
@@ -207,9 +235,10 @@ __global__ void __launch_bounds__(MaxThreads)
         l21[c * pitch + t - NB] = row[c];
       }
     } else if (t >= NB) {
-      // Rows past the matrix, which the tiles on its edge read but never store.
+      // Rows past the matrix, which the tiles on its edge read but never store (zeros), and
+      // with 16-column panels the rows below the tile that warp 0 solved.
 #pragma unroll
-      for (int c = 0; c < NB; ++c) l21[c * pitch + t - NB] = T{};
+      for (int c = 0; c < NB; ++c) l21[c * pitch + t - NB] = NB < 32 && mine ? row[c] : T{};
     }
     if (done < jb) {
       failed = k0 + done + 1;
@@ -219,17 +248,34 @@ __global__ void __launch_bounds__(MaxThreads)
     if (m <= 0) break;
     __syncthreads();  // L21
 
-    const int start = k0 + NB, across = (m + NB - 1) / NB;
-    for (int tile = t / 32; tile < across * (across + 1) / 2; tile += blockDim.x / 32) {
+    const int start = k0 + NB, across = (m + tile - 1) / tile;
+    for (int tile_index = t / 32; tile_index < across * (across + 1) / 2;
+         tile_index += blockDim.x / 32) {
       int ti = 0;  // tile (ti, tj), ti >= tj, of the trailing matrix's lower triangle
-      while ((ti + 1) * (ti + 2) / 2 <= tile) ++ti;
-      const int tj = tile - ti * (ti + 1) / 2;
-      subtract_tile_product(a, lower, start, m, ti, tj, l21, pitch);
+      while ((ti + 1) * (ti + 2) / 2 <= tile_index) ++ti;
+      const int tj = tile_index - ti * (ti + 1) / 2;
+      subtract_tile_product<NB, update_passes>(a, lower, start, m, ti, tj, l21, pitch);
     }
     __syncthreads();  // the trailing matrix stored for the next panel; shared memory free again
   }
   if (t == 0) info[b * info_stride] = failed;
 }
+
+template <class T, int MaxThreads, int MinBlocks = 0>
+void launch_tiled(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
+                  std::int64_t info_stride, int count, int threads) {
+  const auto kernel = potrf_tiled<T, MaxThreads, MinBlocks>;
+  const std::size_t shared = shared_bytes_for<T>(threads, panel_columns<T, MaxThreads>);
+  BASALT_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+  kernel<<<count, threads, shared, stream>>>(lower, A, info, info_stride, count);
+  BASALT_CUDA_CHECK_LAUNCH();
+}
+
+// In single precision, blocks of more than 384 threads take a build held to 64 registers, so
+// that two share an SM (44 bytes spilled): the 77-register build holds one such block an SM,
+// but two of up to 384 threads, and there it is the faster (perf/NOTES.md).
+constexpr int single_two_blocks_above = 384;
 
 }  // namespace
 
@@ -238,15 +284,15 @@ void potrf_batched_block(cudaStream_t stream, bool lower, const DeviceBatch<T>& 
                          std::int64_t info_stride, int count, int largest) {
   if (count == 0) return;
   const int threads = block::threads_for(largest);
-  const std::size_t shared = shared_bytes_for<T>(threads);
-  auto kernel = potrf_tiled<T, block::short_threads>;
-  if constexpr ((potrf_batched_block_max_size<T>) > block::short_threads) {
-    if (threads > block::short_threads) kernel = potrf_tiled<T, block::max_threads>;
+  if (threads <= block::short_threads)
+    return launch_tiled<T, block::short_threads>(stream, lower, A, info, info_stride, count,
+                                                 threads);
+  if constexpr (std::is_same_v<T, float>) {
+    if (threads > single_two_blocks_above)
+      return launch_tiled<T, block::max_threads, 2>(stream, lower, A, info, info_stride, count,
+                                                    threads);
   }
-  BASALT_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-  kernel<<<count, threads, shared, stream>>>(lower, A, info, info_stride, count);
-  BASALT_CUDA_CHECK_LAUNCH();
+  launch_tiled<T, block::max_threads>(stream, lower, A, info, info_stride, count, threads);
 }
 
 #define BASALT_INSTANTIATE_POTRF_BATCHED_BLOCK(T)                                       \

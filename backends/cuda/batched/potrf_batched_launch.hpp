@@ -7,9 +7,10 @@
 // max_size x max_size.
 //
 // Larger matrices, up to block_max_size (potrf_batched_block.cu): one thread block per matrix,
-// right-looking by 32-column panels: one warp factors the diagonal tile in registers, the rows
-// below solve against it one row per thread, and the trailing update runs as a product of L21
-// (in shared memory) by itself, a 32 x 32 tile per warp and a 4 x 8 register tile per lane.
+// right-looking by 32-column panels (16 in complex double above 256, for shared memory): one warp
+// factors the diagonal tile in registers, the rows below solve against it one row per thread, and
+// the trailing update runs as a product of L21 (in shared memory) by itself, a 32 x 32 tile per
+// warp and a 4 x 8 register tile per lane.
 #include <cuda_runtime.h>
 
 #include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"
@@ -17,9 +18,7 @@
 namespace basalt::cuda::kernels {
 
 inline constexpr int potrf_batched_max_size = 32;
-// Complex double stops at 256: its L21 for 512 rows would take 264 KB of shared memory.
-template <class T>
-inline constexpr int potrf_batched_block_max_size = sizeof(T) > 8 ? 256 : 512;
+inline constexpr int potrf_batched_block_max_size = 512;
 
 // Cholesky factorization of the `lower` (else upper) triangle of `count` Hermitian matrices of
 // at most max_size x max_size (largest: the order of the largest). info(b) = info[b *

@@ -338,7 +338,7 @@ HostMatrix<T> cholesky_test_matrix(int n, int kind) {
 
 }  // namespace
 
-// The block-per-matrix CUDA kernel (orders 33 to 512; from 257 in blocks of up to 512 threads,
+// The block-per-matrix CUDA kernel (orders 33 to 512; from 257 in blocks of up to 512 threads;
 // complex double's by 16-column panels, single's from 385 in its build for two blocks an SM)
 // against the portable team kernel on the GPU: fixed batches on both sides of every panel edge,
 // variable batches of orders 0 to 256, 0 to 65 and 0 to 512 (the block kernel takes them in a

@@ -1,6 +1,6 @@
 // CUDA batched Cholesky of matrices of order 33 to 512: one thread block per matrix, right-looking
-// by 32-column panels (16 in complex double above 256); the trailing update as a register-tiled
-// product from shared memory.
+// by 32-column panels (16 in complex double); the trailing update as a register-tiled product from
+// shared memory.
 #include <cuComplex.h>
 
 #include <cstddef>
@@ -22,11 +22,11 @@ constexpr int tile = block::panel_width;
 constexpr int tile_rows = 4, tile_cols = 8;
 constexpr int row_step = tile / tile_rows, col_step = tile / tile_cols;
 
-// Columns of a panel: 32, but 16 in complex double's build for 257 to 512 rows, whose L21 of 32
-// columns would take 264 KB of shared memory (more than an SM has) and whose 32-column rows with
-// the update's tile would not fit a thread's 128 registers.
-template <class T, int MaxThreads>
-constexpr int panel_columns = sizeof(T) > 8 && MaxThreads > block::short_threads ? 16 : tile;
+// Columns of a panel: 32, but 16 in complex double, whose L21 of 32 columns would take 264 KB of
+// shared memory at 512 rows (more than an SM has) and 133 KB at 256 (one block an SM), and whose
+// 32-column rows with the update's tile would not fit 128 registers a thread.
+template <class T>
+constexpr int panel_columns = sizeof(T) > 8 ? 16 : tile;
 
 // L21's column stride for a block of `threads` threads (one per row of the largest matrix,
 // rounded up to whole warps) and panels of `width` columns (32 or 16): its threads - width rows
@@ -65,8 +65,7 @@ __device__ inline void store_lower(const warp::Located<T>& a, bool lower, int r,
 // memory feeds 8 or 4 of them; the lanes side by side along the stored triangle's contiguous
 // dimension (for column-major storage), so that the tile's loads and stores use whole 32-byte
 // sectors. In `Passes` passes over the tile's columns: 2 in complex double, whose whole tile's
-// sums would not fit the 512-thread build's 128 registers a thread and spilled in the 256-thread
-// build (254 registers; in two passes 188 and no spill, and faster: perf/NOTES.md).
+// sums would not fit 128 registers a thread (and spilled at 254 in the 256-thread build).
 template <int Width, int Passes, class T>
 __device__ void subtract_tile_product(const warp::Located<T>& a, bool lower, int start, int m,
                                       int ti, int tj, const T* l21, int pitch) {
@@ -160,7 +159,7 @@ template <class T, int MaxThreads, int MinBlocks>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     potrf_tiled(bool lower, DeviceBatch<T> batch, int* info, std::int64_t info_stride, int count) {
   using Real = ops::real_of_t<T>;
-  constexpr int NB = panel_columns<T, MaxThreads>;
+  constexpr int NB = panel_columns<T>;
   constexpr int update_passes = sizeof(T) > 8 ? 2 : 1;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   const int pitch = l21_pitch(blockDim.x, NB);
@@ -265,16 +264,18 @@ template <class T, int MaxThreads, int MinBlocks = 0>
 void launch_tiled(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
                   std::int64_t info_stride, int count, int threads) {
   const auto kernel = potrf_tiled<T, MaxThreads, MinBlocks>;
-  const std::size_t shared = shared_bytes_for<T>(threads, panel_columns<T, MaxThreads>);
+  const std::size_t shared = shared_bytes_for<T>(threads, panel_columns<T>);
   BASALT_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
   kernel<<<count, threads, shared, stream>>>(lower, A, info, info_stride, count);
   BASALT_CUDA_CHECK_LAUNCH();
 }
 
-// In single precision, blocks of more than 384 threads take a build held to 64 registers, so
-// that two share an SM (44 bytes spilled): the 77-register build holds one such block an SM,
-// but two of up to 384 threads, and there it is the faster (perf/NOTES.md).
+// Builds asked to fit two blocks an SM (MinBlocks), where that measured faster than the
+// registers it costs (perf/NOTES.md): complex double up to 256 rows (128 registers, 124 bytes
+// spilled; alone it takes 186, one block an SM), and single precision above 384 rows (64
+// registers, 44 bytes spilled; alone it takes 77, which holds two blocks of up to 384 threads and
+// is the faster there).
 constexpr int single_two_blocks_above = 384;
 
 }  // namespace
@@ -284,9 +285,11 @@ void potrf_batched_block(cudaStream_t stream, bool lower, const DeviceBatch<T>& 
                          std::int64_t info_stride, int count, int largest) {
   if (count == 0) return;
   const int threads = block::threads_for(largest);
-  if (threads <= block::short_threads)
-    return launch_tiled<T, block::short_threads>(stream, lower, A, info, info_stride, count,
-                                                 threads);
+  if (threads <= block::short_threads) {
+    constexpr int min_blocks = sizeof(T) > 8 ? 2 : 0;
+    return launch_tiled<T, block::short_threads, min_blocks>(stream, lower, A, info, info_stride,
+                                                             count, threads);
+  }
   if constexpr (std::is_same_v<T, float>) {
     if (threads > single_two_blocks_above)
       return launch_tiled<T, block::max_threads, 2>(stream, lower, A, info, info_stride, count,

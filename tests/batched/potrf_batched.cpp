@@ -338,13 +338,13 @@ HostMatrix<T> cholesky_test_matrix(int n, int kind) {
 
 }  // namespace
 
-// The block-per-matrix CUDA kernel (orders 33 to 512; from 257 in blocks of up to 512 threads;
-// complex double's by 16-column panels, single's from 385 in its build for two blocks an SM)
-// against the portable team kernel on the GPU: fixed batches on both sides of every panel edge,
-// variable batches of orders 0 to 256, 0 to 65 and 0 to 512 (the block kernel takes them in a
-// launch per 32 rows, each with blocks sized for its largest), fixed batches of interleaved and
-// of row-major matrices, both triangles, failures in the first and in later panels and on a
-// panel's first and last columns, a NaN member, and the limit.
+// The block-per-matrix CUDA kernel (orders 33 to 512, in builds for blocks of up to 256, 384
+// and 512 threads; by 16-column panels in complex arithmetic) against the portable team kernel on
+// the GPU: fixed batches on both sides of every panel edge, variable batches of orders 0 to 256,
+// 0 to 65 and 0 to 512 (the block kernel takes them in a launch per 32 rows, each with blocks
+// sized for its largest), fixed batches of interleaved and of row-major matrices, both
+// triangles, failures in the first and in later panels and on a panel's first and last columns,
+// a NaN member, and the limit.
 TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_batched",
                    "[potrf_batched][cuda]", float, double, Kokkos::complex<float>,
                    Kokkos::complex<double>) {

@@ -22,11 +22,12 @@ constexpr int tile = block::panel_width;
 constexpr int tile_rows = 4, tile_cols = 8;
 constexpr int row_step = tile / tile_rows, col_step = tile / tile_cols;
 
-// Columns of a panel: 32, but 16 in complex double, whose L21 of 32 columns would take 264 KB of
-// shared memory at 512 rows (more than an SM has) and 133 KB at 256 (one block an SM), and whose
-// 32-column rows with the update's tile would not fit 128 registers a thread.
+// Columns of a panel: 32, but 16 in complex arithmetic. Complex double's L21 of 32 columns would
+// take 264 KB of shared memory at 512 rows (more than an SM has) and 133 KB at 256 (one block an
+// SM); in both complex precisions 16-column rows leave the registers that let two or three blocks
+// share an SM (perf/NOTES.md).
 template <class T>
-constexpr int panel_columns = sizeof(T) > 8 ? 16 : tile;
+constexpr int panel_columns = ops::is_complex<T> ? 16 : tile;
 
 // L21's column stride for a block of `threads` threads (one per row of the largest matrix,
 // rounded up to whole warps) and panels of `width` columns (32 or 16): its threads - width rows
@@ -64,8 +65,8 @@ __device__ inline void store_lower(const warp::Located<T>& a, bool lower, int r,
 // tc) holds rows tr + 8i and columns tc + 4j of the tile, so that each value read from shared
 // memory feeds 8 or 4 of them; the lanes side by side along the stored triangle's contiguous
 // dimension (for column-major storage), so that the tile's loads and stores use whole 32-byte
-// sectors. In `Passes` passes over the tile's columns: 2 in complex double, whose whole tile's
-// sums would not fit 128 registers a thread (and spilled at 254 in the 256-thread build).
+// sectors. In `Passes` passes over the tile's columns: 2 in complex arithmetic, whose whole tile's
+// sums would not fit 128 registers a thread in double, nor 64 to 80 in single.
 template <int Width, int Passes, class T>
 __device__ void subtract_tile_product(const warp::Located<T>& a, bool lower, int start, int m,
                                       int ti, int tj, const T* l21, int pitch) {
@@ -160,7 +161,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     potrf_tiled(bool lower, DeviceBatch<T> batch, int* info, std::int64_t info_stride, int count) {
   using Real = ops::real_of_t<T>;
   constexpr int NB = panel_columns<T>;
-  constexpr int update_passes = sizeof(T) > 8 ? 2 : 1;
+  constexpr int update_passes = ops::is_complex<T> ? 2 : 1;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   const int pitch = l21_pitch(blockDim.x, NB);
   T* const l11 = reinterpret_cast<T*>(shared_bytes);  // L11(r, c) at l11[c * NB + r]
@@ -260,7 +261,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
   if (t == 0) info[b * info_stride] = failed;
 }
 
-template <class T, int MaxThreads, int MinBlocks = 0>
+template <class T, int MaxThreads, int MinBlocks>
 void launch_tiled(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
                   std::int64_t info_stride, int count, int threads) {
   const auto kernel = potrf_tiled<T, MaxThreads, MinBlocks>;
@@ -271,31 +272,42 @@ void launch_tiled(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int*
   BASALT_CUDA_CHECK_LAUNCH();
 }
 
-// Builds asked to fit two blocks an SM (MinBlocks), where that measured faster than the
-// registers it costs (perf/NOTES.md): complex double up to 256 rows (128 registers, 124 bytes
-// spilled; alone it takes 186, one block an SM), and single precision above 384 rows (64
-// registers, 44 bytes spilled; alone it takes 77, which holds two blocks of up to 384 threads and
-// is the faster there).
-constexpr int single_two_blocks_above = 384;
+// Blocks of 257 to 384 threads: in complex single a build of its own, held to two blocks an SM;
+// in single the largest that its unheld build holds two of.
+constexpr int middle_threads = 384;
 
 }  // namespace
 
+// The builds, by the block's threads. Some are held to more blocks an SM than their registers
+// alone allow (MinBlocks), where that measured faster than the spills it costs (perf/NOTES.md;
+// registers / bytes spilled): complex double up to 256 threads two blocks (128 / 124; alone 186,
+// one block), complex single three up to 256 (80 / 60; alone 128, two) and two from 257 (80 / 60
+// up to 384, 64 / 124 above; alone 128, one), single two above 384 (64 / 44; alone 77, which
+// holds two blocks of up to 384 threads and is the faster there).
 template <class T>
 void potrf_batched_block(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
                          std::int64_t info_stride, int count, int largest) {
   if (count == 0) return;
   const int threads = block::threads_for(largest);
+  constexpr bool complex_single = std::is_same_v<T, cuFloatComplex>;
   if (threads <= block::short_threads) {
-    constexpr int min_blocks = sizeof(T) > 8 ? 2 : 0;
+    constexpr int min_blocks = complex_single ? 3 : sizeof(T) > 8 ? 2 : 0;
     return launch_tiled<T, block::short_threads, min_blocks>(stream, lower, A, info, info_stride,
                                                              count, threads);
   }
-  if constexpr (std::is_same_v<T, float>) {
-    if (threads > single_two_blocks_above)
-      return launch_tiled<T, block::max_threads, 2>(stream, lower, A, info, info_stride, count,
-                                                    threads);
+  if constexpr (complex_single) {
+    if (threads <= middle_threads)
+      return launch_tiled<T, middle_threads, 2>(stream, lower, A, info, info_stride, count,
+                                                threads);
+    launch_tiled<T, block::max_threads, 2>(stream, lower, A, info, info_stride, count, threads);
+  } else {
+    if constexpr (std::is_same_v<T, float>) {
+      if (threads > middle_threads)
+        return launch_tiled<T, block::max_threads, 2>(stream, lower, A, info, info_stride, count,
+                                                      threads);
+    }
+    launch_tiled<T, block::max_threads, 0>(stream, lower, A, info, info_stride, count, threads);
   }
-  launch_tiled<T, block::max_threads>(stream, lower, A, info, info_stride, count, threads);
 }
 
 #define BASALT_INSTANTIATE_POTRF_BATCHED_BLOCK(T)                                       \

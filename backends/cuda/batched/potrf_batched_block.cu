@@ -1,6 +1,6 @@
 // CUDA batched Cholesky of matrices of order 33 to 512: one thread block per matrix, right-looking
-// by 32-column panels (16 in complex double); the trailing update as a register-tiled product from
-// shared memory.
+// by 32-column panels (16 in complex arithmetic); the trailing update as a register-tiled product
+// from shared memory.
 #include <cuComplex.h>
 
 #include <cstddef>

@@ -29,6 +29,18 @@ constexpr int row_step = tile / tile_rows, col_step = tile / tile_cols;
 template <class T>
 constexpr int panel_columns = ops::is_complex<T> ? 16 : tile;
 
+// Blocks of 257 to 384 threads: in complex arithmetic a build of their own, held to two blocks an
+// SM; in single the most that its unheld 512-thread build holds two of.
+constexpr int middle_threads = 384;
+
+// Passes over the update's tiles (subtract_tile_product): in complex arithmetic 4, so that a
+// lane's sums fit the registers of two or three blocks an SM, but 2 in complex double's build for
+// more than 384 threads (one block an SM at 128 registers, measured in two passes).
+template <class T, int MaxThreads>
+constexpr int tile_passes = !ops::is_complex<T>                            ? 1
+                            : sizeof(T) > 8 && MaxThreads > middle_threads ? 2
+                                                                           : 4;
+
 // L21's column stride for a block of `threads` threads (one per row of the largest matrix,
 // rounded up to whole warps) and panels of `width` columns (32 or 16): its threads - width rows
 // rounded up to whole 32-row tiles (the tiles on the edge read that far), and 4 more, so that the
@@ -65,8 +77,7 @@ __device__ inline void store_lower(const warp::Located<T>& a, bool lower, int r,
 // tc) holds rows tr + 8i and columns tc + 4j of the tile, so that each value read from shared
 // memory feeds 8 or 4 of them; the lanes side by side along the stored triangle's contiguous
 // dimension (for column-major storage), so that the tile's loads and stores use whole 32-byte
-// sectors. In `Passes` passes over the tile's columns: 2 in complex arithmetic, whose whole tile's
-// sums would not fit 128 registers a thread in double, nor 64 to 80 in single.
+// sectors. In `Passes` passes over the tile's columns (tile_passes).
 template <int Width, int Passes, class T>
 __device__ void subtract_tile_product(const warp::Located<T>& a, bool lower, int start, int m,
                                       int ti, int tj, const T* l21, int pitch) {
@@ -161,7 +172,7 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     potrf_tiled(bool lower, DeviceBatch<T> batch, int* info, std::int64_t info_stride, int count) {
   using Real = ops::real_of_t<T>;
   constexpr int NB = panel_columns<T>;
-  constexpr int update_passes = ops::is_complex<T> ? 2 : 1;
+  constexpr int update_passes = tile_passes<T, MaxThreads>;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   const int pitch = l21_pitch(blockDim.x, NB);
   T* const l11 = reinterpret_cast<T*>(shared_bytes);  // L11(r, c) at l11[c * NB + r]
@@ -272,42 +283,37 @@ void launch_tiled(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int*
   BASALT_CUDA_CHECK_LAUNCH();
 }
 
-// Blocks of 257 to 384 threads: in complex single a build of its own, held to two blocks an SM;
-// in single the largest that its unheld build holds two of.
-constexpr int middle_threads = 384;
-
 }  // namespace
 
 // The builds, by the block's threads. Some are held to more blocks an SM than their registers
 // alone allow (MinBlocks), where that measured faster than the spills it costs (perf/NOTES.md;
-// registers / bytes spilled): complex double up to 256 threads two blocks (128 / 124; alone 186,
-// one block), complex single three up to 256 (80 / 60; alone 128, two) and two from 257 (80 / 60
-// up to 384, 64 / 124 above; alone 128, one), single two above 384 (64 / 44; alone 77, which
-// holds two blocks of up to 384 threads and is the faster there).
+// registers / bytes of spill stores): complex up to 256 threads three blocks (80 / 32 in double,
+// 80 / 0 in single) and from 257 to 384 two (the same), complex single above 384 two (64 / 4);
+// single above 384 two (64 / 44; alone 77, which holds two blocks of up to 384 threads and is the
+// faster there). Complex double above 384 holds one block an SM (128 / 124).
 template <class T>
 void potrf_batched_block(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
                          std::int64_t info_stride, int count, int largest) {
   if (count == 0) return;
   const int threads = block::threads_for(largest);
-  constexpr bool complex_single = std::is_same_v<T, cuFloatComplex>;
+  constexpr bool complex = ops::is_complex<T>;
   if (threads <= block::short_threads) {
-    constexpr int min_blocks = complex_single ? 3 : sizeof(T) > 8 ? 2 : 0;
-    return launch_tiled<T, block::short_threads, min_blocks>(stream, lower, A, info, info_stride,
-                                                             count, threads);
+    constexpr int three_in_complex = complex ? 3 : 0;
+    return launch_tiled<T, block::short_threads, three_in_complex>(stream, lower, A, info,
+                                                                   info_stride, count, threads);
   }
-  if constexpr (complex_single) {
+  if constexpr (complex) {
     if (threads <= middle_threads)
       return launch_tiled<T, middle_threads, 2>(stream, lower, A, info, info_stride, count,
                                                 threads);
-    launch_tiled<T, block::max_threads, 2>(stream, lower, A, info, info_stride, count, threads);
-  } else {
-    if constexpr (std::is_same_v<T, float>) {
-      if (threads > middle_threads)
-        return launch_tiled<T, block::max_threads, 2>(stream, lower, A, info, info_stride, count,
-                                                      threads);
-    }
-    launch_tiled<T, block::max_threads, 0>(stream, lower, A, info, info_stride, count, threads);
+  } else if constexpr (sizeof(T) == 4) {
+    if (threads <= middle_threads)
+      return launch_tiled<T, block::max_threads, 0>(stream, lower, A, info, info_stride, count,
+                                                    threads);
   }
+  constexpr int two_in_single = sizeof(ops::real_of_t<T>) == 4 ? 2 : 0;
+  launch_tiled<T, block::max_threads, two_in_single>(stream, lower, A, info, info_stride, count,
+                                                     threads);
 }
 
 #define BASALT_INSTANTIATE_POTRF_BATCHED_BLOCK(T)                                       \

@@ -10,7 +10,7 @@
 // right-looking by 32-column panels (16 in complex arithmetic): one warp factors the diagonal tile
 // in registers, the rows below solve against it one row per thread, and the trailing update runs
 // as a product of L21 (in shared memory) by itself, a 32 x 32 tile per warp and a 4 x 8 register
-// tile per lane (in complex, two passes of 4 x 4).
+// tile per lane (in complex, in passes of 4 x 2).
 #include <cuda_runtime.h>
 
 #include "basalt/backends/cuda/batched/getrf_batched_launch.hpp"

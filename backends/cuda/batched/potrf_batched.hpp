@@ -1,8 +1,8 @@
 #pragma once
 // The CUDA specialization of the batched Cholesky (basalt::portable::potrf_batched's contract)
 // for batches whose matrices are all at most 512 x 512: takes the batch apart and launches the
-// warp-segment kernel (all at most 32 x 32) or the block-per-matrix one.
-// Larger matrices stay on the portable path (Specialization::handles).
+// warp-segment kernel (all at most 32 x 32) or the block-per-matrix one. Larger matrices stay on
+// the portable path (Specialization::handles).
 #include <Kokkos_Core.hpp>
 
 #include "basalt/backends/cuda/batched/getrf_batched.hpp"

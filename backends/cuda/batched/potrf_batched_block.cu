@@ -16,9 +16,10 @@ namespace basalt::cuda::kernels {
 
 namespace {
 
-// The trailing update goes by 32 x 32 tiles, a warp each. A lane's part of a tile: rows 8
-// apart, columns 4 apart, so that each value read from shared memory feeds 8 or 4 multiply-adds.
-constexpr int tile = block::panel_width;
+// The trailing update goes by 32 x 32 tiles, a warp each, whatever the panel's width. A lane's
+// part of a tile: rows 8 apart, columns 4 apart, so that each value read from shared memory feeds
+// 8 or 4 multiply-adds.
+constexpr int tile = 32;
 constexpr int tile_rows = 4, tile_cols = 8;
 constexpr int row_step = tile / tile_rows, col_step = tile / tile_cols;
 

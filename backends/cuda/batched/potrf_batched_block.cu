@@ -1,6 +1,6 @@
 // CUDA batched Cholesky of matrices of order 33 to 512: one thread block per matrix, right-looking
 // by 32-column panels (16 in complex arithmetic); the trailing update as a register-tiled product
-// from shared memory.
+// from shared memory, by pairs of panels where their two L21 leave an SM as many blocks.
 #include <cuComplex.h>
 
 #include <cstddef>
@@ -51,10 +51,11 @@ __host__ __device__ inline int l21_pitch(int threads, int width) {
 }
 
 // Shared memory of such a block: the diagonal tile L11 (width x width), L21 (the panel's rows
-// below it) and the reciprocals of L11's diagonal.
+// below it; two panels' when the update goes by pairs of panels) and the reciprocals of L11's
+// diagonal.
 template <class T>
-std::size_t shared_bytes_for(int threads, int width) {
-  return sizeof(T) * width * (width + l21_pitch(threads, width)) +
+std::size_t shared_bytes_for(int threads, int width, int l21_panels) {
+  return sizeof(T) * width * (width + l21_panels * l21_pitch(threads, width)) +
          sizeof(ops::real_of_t<T>) * width;
 }
 
@@ -74,14 +75,18 @@ __device__ inline void store_lower(const warp::Located<T>& a, bool lower, int r,
 
 // Tile (ti, tj), ti >= tj, of the trailing matrix A22 (order m, at (start, start)) -= L21(tile
 // ti's rows, :) L21(tile tj's rows, :)^H, on one warp, L21 (Width columns) in shared memory
-// (column stride pitch); only the stored triangle is read or written. By multiply-adds: lane (tr,
+// (column stride pitch); first the same with `earlier`, the panel before's L21 from A22's first
+// row, where the update goes by pairs of panels (else null). Only A22's stored triangle is read
+// or written, and with Narrow only its first `columns` columns (a narrow panel's, when the update
+// goes by pairs: the 32 columns of tiles (ti, 0) are then two panels'). By multiply-adds: lane (tr,
 // tc) holds rows tr + 8i and columns tc + 4j of the tile, so that each value read from shared
 // memory feeds 8 or 4 of them; the lanes side by side along the stored triangle's contiguous
 // dimension (for column-major storage), so that the tile's loads and stores use whole 32-byte
 // sectors. In `Passes` passes over the tile's columns (tile_passes).
-template <int Width, int Passes, class T>
+template <int Width, int Passes, bool Narrow, class T>
 __device__ void subtract_tile_product(const warp::Located<T>& a, bool lower, int start, int m,
-                                      int ti, int tj, const T* l21, int pitch) {
+                                      int columns, int ti, int tj, const T* l21, const T* earlier,
+                                      int pitch) {
   constexpr int pass_cols = tile_cols / Passes;
   const int lane = threadIdx.x % 32;
   const int tr = lower ? lane % row_step : lane / col_step;
@@ -96,28 +101,34 @@ __device__ void subtract_tile_product(const warp::Located<T>& a, bool lower, int
 #pragma unroll
       for (int j = 0; j < pass_cols; ++j) {
         const int r = r0 + row_step * i, c = c0 + col_step * j;
-        sum[i][j] = r < m && c <= r ? load_lower(a, lower, start + r, start + c) : T{};
+        const bool stored = r < m && c <= r && (!Narrow || c < columns);
+        sum[i][j] = stored ? load_lower(a, lower, start + r, start + c) : T{};
       }
+#pragma unroll 1
+    for (int panel = earlier ? 0 : 1; panel < 2; ++panel) {
+      const T* const l = panel == 0 ? earlier : l21;
 #pragma unroll
-    for (int k = 0; k < Width; ++k) {
-      T left[tile_rows], right[pass_cols];
+      for (int k = 0; k < Width; ++k) {
+        T left[tile_rows], right[pass_cols];
 #pragma unroll
-      for (int i = 0; i < tile_rows; ++i) left[i] = l21[k * pitch + r0 + row_step * i];
-#pragma unroll
-      for (int j = 0; j < pass_cols; ++j)
-        right[j] = ops::conjugate(l21[k * pitch + c0 + col_step * j]);
-#pragma unroll
-      for (int i = 0; i < tile_rows; ++i)
+        for (int i = 0; i < tile_rows; ++i) left[i] = l[k * pitch + r0 + row_step * i];
 #pragma unroll
         for (int j = 0; j < pass_cols; ++j)
-          sum[i][j] = ops::minus_product(sum[i][j], left[i], right[j]);
+          right[j] = ops::conjugate(l[k * pitch + c0 + col_step * j]);
+#pragma unroll
+        for (int i = 0; i < tile_rows; ++i)
+#pragma unroll
+          for (int j = 0; j < pass_cols; ++j)
+            sum[i][j] = ops::minus_product(sum[i][j], left[i], right[j]);
+      }
     }
 #pragma unroll
     for (int i = 0; i < tile_rows; ++i)
 #pragma unroll
       for (int j = 0; j < pass_cols; ++j) {
         const int r = r0 + row_step * i, c = c0 + col_step * j;
-        if (r < m && c <= r) store_lower(a, lower, start + r, start + c, sum[i][j]);
+        if (r < m && c <= r && (!Narrow || c < columns))
+          store_lower(a, lower, start + r, start + c, sum[i][j]);
       }
   }
 }
@@ -129,10 +140,12 @@ __device__ void subtract_tile_product(const warp::Located<T>& a, bool lower, int
 // store 64 contiguous bytes; L21 L21^T is symmetric, so the (p, q) product is the same either way.
 // The lanes of one column of an operand read 4 columns of L21 at 8 rows each: l21_pitch keeps them
 // apart in the banks.
-template <int Width, int Passes>
+template <int Width, int Passes, bool Narrow>
 __device__ void subtract_tile_product(const warp::Located<double>& a, bool lower, int start, int m,
-                                      int ti, int tj, const double* l21, int pitch) {
-  static_assert(Width == tile && Passes == 1, "the tensor cores' product takes L21 of 32 columns");
+                                      int, int ti, int tj, const double* l21, const double* earlier,
+                                      int pitch) {
+  static_assert(Width == tile && Passes == 1 && !Narrow,
+                "the tensor cores' product takes L21 of 32 columns");
   const int lane = threadIdx.x % 32, g = lane / 4, s = lane % 4;
   const int p_tile = (lower ? ti : tj) * tile, q_tile = (lower ? tj : ti) * tile;
   const auto stored = [&](int p, int q) {
@@ -149,6 +162,7 @@ __device__ void subtract_tile_product(const warp::Located<double>& a, bool lower
     });
   };
   each_stored([](double& value, const double& element) { value = element; });
+  if (earlier) mma::subtract_product_32x32(sum, earlier + p_tile, earlier + q_tile, pitch);
   mma::subtract_product_32x32(sum, l21 + p_tile, l21 + q_tile, pitch);
   each_stored([](const double& value, double& element) { element = value; });
 }
@@ -165,10 +179,14 @@ __device__ void subtract_tile_product(const warp::Located<double>& a, bool lower
 // columns read from shared memory (subtract_tile_product) and stores it back. A non-positive
 // (or NaN) diagonal stops the matrix there: the columns before it final, the diagonal tile
 // stored as updated so far (A(j, j) as it was updated), the rows below and the trailing matrix
-// as the earlier panels left them. Only the stored triangle is read or written; control flow
-// depends only on the matrix's order and on values shared by the whole warp or block.
-// MinBlocks: the blocks an SM that ptxas must fit in registers (0: none asked).
-template <class T, int MaxThreads, int MinBlocks>
+// as the earlier panels left them (by pairs, after an odd panel's failure, without the even
+// panel's update). Only the stored triangle is read or written; control flow depends only on
+// the matrix's order and on values shared by the whole warp or block.
+// MinBlocks: the blocks an SM that ptxas must fit in registers (0: none asked). Paired: the
+// trailing update by pairs of panels, which halves its traffic to the matrix: after an even
+// panel only the next panel's columns, after an odd one the rest by both panels' L21 at once,
+// kept in two buffers.
+template <class T, int MaxThreads, int MinBlocks, bool Paired>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     potrf_tiled(bool lower, DeviceBatch<T> batch, int* info, std::int64_t info_stride, int count) {
   using Real = ops::real_of_t<T>;
@@ -177,8 +195,10 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   const int pitch = l21_pitch(blockDim.x, NB);
   T* const l11 = reinterpret_cast<T*>(shared_bytes);  // L11(r, c) at l11[c * NB + r]
-  T* const l21 = l11 + NB * NB;                       // L21(r, c) at l21[c * pitch + r]
-  Real* const reciprocal = reinterpret_cast<Real*>(l21 + NB * pitch);  // 1 / L11(j, j)
+  T* const l21_buffers = l11 + NB * NB;               // L21(r, c) at l21[c * pitch + r]
+  constexpr int l21_panels = Paired ? 2 : 1;
+  Real* const reciprocal =
+      reinterpret_cast<Real*>(l21_buffers + l21_panels * NB * pitch);  // 1 / L11(j, j)
   __shared__ int panel_done;  // columns of the panel factored: jb, or the failing one's index
 
   const int b = warp::member(batch, blockIdx.x, count), t = threadIdx.x;
@@ -189,6 +209,8 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
 
   int failed = 0;
   for (int k0 = 0; k0 < n; k0 += NB) {
+    const bool odd = Paired && k0 / NB % 2 == 1;
+    T* const l21 = l21_buffers + (odd ? NB * pitch : 0);
     const int jb = min(NB, n - k0);
     const bool mine = t < n - k0;
     T row[NB];
@@ -261,23 +283,86 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     __syncthreads();  // L21
 
     const int start = k0 + NB, across = (m + tile - 1) / tile;
-    for (int tile_index = t / 32; tile_index < across * (across + 1) / 2;
-         tile_index += blockDim.x / 32) {
-      int ti = 0;  // tile (ti, tj), ti >= tj, of the trailing matrix's lower triangle
-      while ((ti + 1) * (ti + 2) / 2 <= tile_index) ++ti;
-      const int tj = tile_index - ti * (ti + 1) / 2;
-      subtract_tile_product<NB, update_passes>(a, lower, start, m, ti, tj, l21, pitch);
+    // By pairs of panels: after an even one only the next panel's columns (in tiles (ti, 0)),
+    // after an odd one all tiles, by the even one's L21 too (from its row NB on).
+    const bool next_columns_only = Paired && !odd;
+    constexpr bool narrow = Paired && NB < tile;
+    const int columns = next_columns_only ? NB : m;
+    const T* const earlier = odd ? l21_buffers + NB : nullptr;
+    const int tiles = next_columns_only ? across : across * (across + 1) / 2;
+    for (int tile_index = t / 32; tile_index < tiles; tile_index += blockDim.x / 32) {
+      int ti = tile_index, tj = 0;  // tile (ti, tj), ti >= tj, of the trailing lower triangle
+      if (!next_columns_only) {
+        ti = 0;
+        while ((ti + 1) * (ti + 2) / 2 <= tile_index) ++ti;
+        tj = tile_index - ti * (ti + 1) / 2;
+      }
+      subtract_tile_product<NB, update_passes, narrow>(a, lower, start, m, columns, ti, tj, l21,
+                                                       earlier, pitch);
     }
     __syncthreads();  // the trailing matrix stored for the next panel; shared memory free again
   }
   if (t == 0) info[b * info_stride] = failed;
 }
 
+// Whether blocks of `threads` threads (a multiple of 32) of the build <T, MaxThreads, MinBlocks>
+// update by pairs of panels on `device`: where the matrices have more than three panels and the
+// two L21 leave an SM as many blocks as one does. The pairs halve the update's traffic to the
+// matrices, which bounds the kernel, but a block less an SM costs more than that saves, and
+// with one pair at most they saved nothing (single's 64 and 96 rows ran 3-15% slower).
 template <class T, int MaxThreads, int MinBlocks>
+bool by_pairs_on(int device, int threads) {
+  if (threads <= 3 * panel_columns<T>) return false;
+  int most_shared = 0;
+  BASALT_CUDA_CHECK(
+      cudaDeviceGetAttribute(&most_shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const std::size_t paired_bytes = shared_bytes_for<T>(threads, panel_columns<T>, 2);
+  if (paired_bytes > std::size_t(most_shared)) return false;
+  const auto blocks = [&](auto kernel, std::size_t bytes) {
+    BASALT_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    int count = 0;
+    BASALT_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&count, kernel, threads, bytes));
+    return count;
+  };
+  return blocks(potrf_tiled<T, MaxThreads, MinBlocks, true>, paired_bytes) >=
+         blocks(potrf_tiled<T, MaxThreads, MinBlocks, false>,
+                shared_bytes_for<T>(threads, panel_columns<T>, 1));
+}
+
+// by_pairs_on for the current device, the answers kept for the first device asked.
+template <class T, int MaxThreads, int MinBlocks>
+bool by_pairs(int threads) {
+  struct Answers {
+    int device = 0;
+    bool by_pairs[block::max_warps + 1] = {};
+  };
+  int device = 0;
+  BASALT_CUDA_CHECK(cudaGetDevice(&device));
+  static const Answers first = [device] {
+    Answers answers;
+    answers.device = device;
+    for (int warps = 1; warps * 32 <= MaxThreads; ++warps)
+      answers.by_pairs[warps] = by_pairs_on<T, MaxThreads, MinBlocks>(device, warps * 32);
+    return answers;
+  }();
+  return device == first.device ? first.by_pairs[threads / 32]
+                                : by_pairs_on<T, MaxThreads, MinBlocks>(device, threads);
+}
+
+// MayPair: whether the build may update by pairs of panels (by_pairs).
+template <class T, int MaxThreads, int MinBlocks, bool MayPair = true>
 void launch_tiled(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
                   std::int64_t info_stride, int count, int threads) {
-  const auto kernel = potrf_tiled<T, MaxThreads, MinBlocks>;
-  const std::size_t shared = shared_bytes_for<T>(threads, panel_columns<T>);
+  bool paired = false;
+  if constexpr (MayPair) paired = by_pairs<T, MaxThreads, MinBlocks>(threads);
+  const auto kernel = [paired] {
+    if constexpr (MayPair)
+      if (paired) return potrf_tiled<T, MaxThreads, MinBlocks, true>;
+    return potrf_tiled<T, MaxThreads, MinBlocks, false>;
+  }();
+  const std::size_t shared = shared_bytes_for<T>(threads, panel_columns<T>, paired ? 2 : 1);
   BASALT_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
   kernel<<<count, threads, shared, stream>>>(lower, A, info, info_stride, count);
@@ -291,7 +376,9 @@ void launch_tiled(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int*
 // registers / bytes of spill stores): complex up to 256 threads three blocks (80 / 32 in double,
 // 80 / 0 in single) and from 257 to 384 two (the same), complex single above 384 two (64 / 4);
 // single above 384 two (64 / 44; alone 77, which holds two blocks of up to 384 threads and is the
-// faster there). Complex double above 384 holds one block an SM (128 / 124).
+// faster there). Complex double above 384 holds one block an SM (128 / 124). Every build but
+// complex single's above 384 threads may update by pairs of panels: that one's paired build
+// spills 80 bytes (4 alone), and ran 4% slower at 416 rows.
 template <class T>
 void potrf_batched_block(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
                          std::int64_t info_stride, int count, int largest) {
@@ -312,9 +399,10 @@ void potrf_batched_block(cudaStream_t stream, bool lower, const DeviceBatch<T>& 
       return launch_tiled<T, block::max_threads, 0>(stream, lower, A, info, info_stride, count,
                                                     threads);
   }
-  constexpr int two_in_single = sizeof(ops::real_of_t<T>) == 4 ? 2 : 0;
-  launch_tiled<T, block::max_threads, two_in_single>(stream, lower, A, info, info_stride, count,
-                                                     threads);
+  constexpr bool single = sizeof(ops::real_of_t<T>) == 4;
+  constexpr int two_in_single = single ? 2 : 0;
+  launch_tiled<T, block::max_threads, two_in_single, !(complex && single)>(
+      stream, lower, A, info, info_stride, count, threads);
 }
 
 #define BASALT_INSTANTIATE_POTRF_BATCHED_BLOCK(T)                                       \

@@ -300,7 +300,9 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
       subtract_tile_product<NB, update_passes, narrow>(a, lower, start, m, columns, ti, tj, l21,
                                                        earlier, pitch);
     }
-    __syncthreads();  // the trailing matrix stored for the next panel; shared memory free again
+    // The trailing matrix stored for the next panel; shared memory free again (by pairs, but for
+    // an even panel's L21).
+    __syncthreads();
   }
   if (t == 0) info[b * info_stride] = failed;
 }

@@ -340,8 +340,9 @@ HostMatrix<T> cholesky_test_matrix(int n, int kind) {
 
 // The block-per-matrix CUDA kernel (orders 33 to 512, in builds for blocks of up to 256, 384
 // and 512 threads; by 16-column panels in complex arithmetic; its update by pairs of panels in
-// some builds, complex double's at 385 to 416 rows) against the portable team kernel on
-// the GPU: fixed batches on both sides of every panel edge, variable batches of orders 0 to 256,
+// some builds, complex double's at 385 to 416 rows, and at each panel's own L21 stride in double
+// from 449 rows and complex double from 417) against the portable team kernel on the GPU:
+// fixed batches on both sides of every panel edge, variable batches of orders 0 to 256,
 // 0 to 65 and 0 to 512 (the block kernel takes them in a launch per 32 rows, each with blocks
 // sized for its largest), fixed batches of interleaved and of row-major matrices, both
 // triangles, failures in the first and in later panels and on a panel's first and last columns,
@@ -379,6 +380,8 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
                                                    {400, 6},
                                                    {417, 6},
                                                    {448, 6},
+                                                   {449, 6},
+                                                   {480, 6},
                                                    {511, 6},
                                                    {512, 6}}) {
       CAPTURE(n);

@@ -1,6 +1,7 @@
 // CUDA batched Cholesky of matrices of order 33 to 512: one thread block per matrix, right-looking
 // by 32-column panels (16 in complex arithmetic); the trailing update as a register-tiled product
-// from shared memory, by pairs of panels where their two L21 leave an SM as many blocks.
+// from shared memory, by pairs of panels where their two L21 leave an SM as many blocks (at each
+// panel's own stride where two at the block's do not fit).
 #include <cuComplex.h>
 
 #include <cstddef>
@@ -46,7 +47,7 @@ constexpr int tile_passes = !ops::is_complex<T>                            ? 1
 // rounded up to whole warps) and panels of `width` columns (32 or 16): its threads - width rows
 // rounded up to whole 32-row tiles (the tiles on the edge read that far), and 4 more, so that the
 // 4 columns an 8 x 8 x 4 tensor-core operand reads (8 rows each) fall in different banks.
-__host__ __device__ inline int l21_pitch(int threads, int width) {
+__host__ __device__ constexpr int l21_pitch(int threads, int width) {
   return (width == tile ? threads - tile : threads) + 4;
 }
 
@@ -54,7 +55,7 @@ __host__ __device__ inline int l21_pitch(int threads, int width) {
 // below it; two panels' when the update goes by pairs of panels) and the reciprocals of L11's
 // diagonal.
 template <class T>
-std::size_t shared_bytes_for(int threads, int width, int l21_panels) {
+constexpr std::size_t shared_bytes_for(int threads, int width, int l21_panels) {
   return sizeof(T) * width * (width + l21_panels * l21_pitch(threads, width)) +
          sizeof(ops::real_of_t<T>) * width;
 }
@@ -75,18 +76,18 @@ __device__ inline void store_lower(const warp::Located<T>& a, bool lower, int r,
 
 // Tile (ti, tj), ti >= tj, of the trailing matrix A22 (order m, at (start, start)) -= L21(tile
 // ti's rows, :) L21(tile tj's rows, :)^H, on one warp, L21 (Width columns) in shared memory
-// (column stride pitch); first the same with `earlier`, the panel before's L21 from A22's first
-// row, where the update goes by pairs of panels (else null). Only A22's stored triangle is read
-// or written, and with Narrow only its first `columns` columns (a narrow panel's, when the update
-// goes by pairs: the 32 columns of tiles (ti, 0) are then two panels'). By multiply-adds: lane (tr,
-// tc) holds rows tr + 8i and columns tc + 4j of the tile, so that each value read from shared
-// memory feeds 8 or 4 of them; the lanes side by side along the stored triangle's contiguous
-// dimension (for column-major storage), so that the tile's loads and stores use whole 32-byte
-// sectors. In `Passes` passes over the tile's columns (tile_passes).
+// (column stride pitch); first the same with `earlier` (stride earlier_pitch), the panel
+// before's L21 from A22's first row, where the update goes by pairs of panels (else null). Only
+// A22's stored triangle is read or written, and with Narrow only its first `columns` columns (a
+// narrow panel's, when the update goes by pairs: the 32 columns of tiles (ti, 0) are then two
+// panels'). By multiply-adds: lane (tr, tc) holds rows tr + 8i and columns tc + 4j of the tile, so
+// that each value read from shared memory feeds 8 or 4 of them; the lanes side by side along the
+// stored triangle's contiguous dimension (for column-major storage), so that the tile's loads and
+// stores use whole 32-byte sectors. In `Passes` passes over the tile's columns (tile_passes).
 template <int Width, int Passes, bool Narrow, class T>
 __device__ void subtract_tile_product(const warp::Located<T>& a, bool lower, int start, int m,
-                                      int columns, int ti, int tj, const T* l21, const T* earlier,
-                                      int pitch) {
+                                      int columns, int ti, int tj, const T* l21, int pitch,
+                                      const T* earlier, int earlier_pitch) {
   constexpr int pass_cols = tile_cols / Passes;
   const int lane = threadIdx.x % 32;
   const int tr = lower ? lane % row_step : lane / col_step;
@@ -107,14 +108,15 @@ __device__ void subtract_tile_product(const warp::Located<T>& a, bool lower, int
 #pragma unroll 1
     for (int panel = earlier ? 0 : 1; panel < 2; ++panel) {
       const T* const l = panel == 0 ? earlier : l21;
+      const int stride = panel == 0 ? earlier_pitch : pitch;
 #pragma unroll
       for (int k = 0; k < Width; ++k) {
         T left[tile_rows], right[pass_cols];
 #pragma unroll
-        for (int i = 0; i < tile_rows; ++i) left[i] = l[k * pitch + r0 + row_step * i];
+        for (int i = 0; i < tile_rows; ++i) left[i] = l[k * stride + r0 + row_step * i];
 #pragma unroll
         for (int j = 0; j < pass_cols; ++j)
-          right[j] = ops::conjugate(l[k * pitch + c0 + col_step * j]);
+          right[j] = ops::conjugate(l[k * stride + c0 + col_step * j]);
 #pragma unroll
         for (int i = 0; i < tile_rows; ++i)
 #pragma unroll
@@ -142,8 +144,8 @@ __device__ void subtract_tile_product(const warp::Located<T>& a, bool lower, int
 // apart in the banks.
 template <int Width, int Passes, bool Narrow>
 __device__ void subtract_tile_product(const warp::Located<double>& a, bool lower, int start, int m,
-                                      int, int ti, int tj, const double* l21, const double* earlier,
-                                      int pitch) {
+                                      int, int ti, int tj, const double* l21, int pitch,
+                                      const double* earlier, int earlier_pitch) {
   static_assert(Width == tile && Passes == 1 && !Narrow,
                 "the tensor cores' product takes L21 of 32 columns");
   const int lane = threadIdx.x % 32, g = lane / 4, s = lane % 4;
@@ -162,11 +164,17 @@ __device__ void subtract_tile_product(const warp::Located<double>& a, bool lower
     });
   };
   each_stored([](double& value, const double& element) { value = element; });
-  if (earlier) mma::subtract_product_32x32(sum, earlier + p_tile, earlier + q_tile, pitch);
+  if (earlier) mma::subtract_product_32x32(sum, earlier + p_tile, earlier + q_tile, earlier_pitch);
   mma::subtract_product_32x32(sum, l21 + p_tile, l21 + q_tile, pitch);
   each_stored([](const double& value, double& element) { element = value; });
 }
 #endif
+
+// How the trailing update goes: panel by panel; by pairs of panels, both panels' L21 at the
+// block's stride; or by pairs at each panel's own stride (its rows below, in whole tiles), from
+// the panel on where two fit, for blocks whose two L21 at the block's stride exceed what a block
+// may have.
+enum class Update { by_panel, by_pairs, by_pairs_at_panel_strides };
 
 // Right-looking Cholesky by panels of NB columns (panel_columns), with three block barriers per
 // panel. Thread t loads row k0 + t of panel k0 (of the lower factor; for an upper triangle,
@@ -179,27 +187,38 @@ __device__ void subtract_tile_product(const warp::Located<double>& a, bool lower
 // columns read from shared memory (subtract_tile_product) and stores it back. A non-positive
 // (or NaN) diagonal stops the matrix there: the columns before it final, the diagonal tile
 // stored as updated so far (A(j, j) as it was updated), the rows below and the trailing matrix
-// as the earlier panels left them (by pairs, after an odd panel's failure, without the even
-// panel's update). Only the stored triangle is read or written; control flow depends only on
-// the matrix's order and on values shared by the whole warp or block.
-// MinBlocks: the blocks an SM that ptxas must fit in registers (0: none asked). Paired: the
-// trailing update by pairs of panels, which halves its traffic to the matrix: after an even
-// panel only the next panel's columns, after an odd one the rest by both panels' L21 at once,
-// kept in two buffers.
-template <class T, int MaxThreads, int MinBlocks, bool Paired>
+// as the earlier panels left them (by pairs, after a pair's second panel fails, without the
+// first's update past its columns). Only the stored triangle is read or written; control flow
+// depends only on the matrix's order and on values shared by the whole warp or block. MinBlocks:
+// the blocks an SM that ptxas must fit in registers (0: none asked). Scheme: by pairs of panels the
+// update's traffic to the matrix halves: after a pair's first panel only the next panel's columns,
+// after its second the rest by both panels' L21 at once, kept in two buffers.
+template <class T, int MaxThreads, int MinBlocks, Update Scheme>
 __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     potrf_tiled(bool lower, DeviceBatch<T> batch, int* info, std::int64_t info_stride, int count) {
   using Real = ops::real_of_t<T>;
   constexpr int NB = panel_columns<T>;
   constexpr int update_passes = tile_passes<T, MaxThreads>;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
+  constexpr bool paired = Scheme != Update::by_panel;
+  constexpr bool panel_strides = Scheme == Update::by_pairs_at_panel_strides;
   const int pitch = l21_pitch(blockDim.x, NB);
   T* const l11 = reinterpret_cast<T*>(shared_bytes);  // L11(r, c) at l11[c * NB + r]
-  T* const l21_buffers = l11 + NB * NB;               // L21(r, c) at l21[c * pitch + r]
-  constexpr int l21_panels = Paired ? 2 : 1;
+  // 1 / L11(j, j): after the L21 buffers, but before them at panel strides, where the buffers
+  // take the rest of the shared memory.
+  constexpr int l21_panels = paired ? 2 : 1;
   Real* const reciprocal =
-      reinterpret_cast<Real*>(l21_buffers + l21_panels * NB * pitch);  // 1 / L11(j, j)
+      reinterpret_cast<Real*>(l11 + NB * NB + (panel_strides ? 0 : l21_panels * NB * pitch));
+  // L21(r, c) at l21[c * pitch + r] (at panel strides, the panel's own)
+  T* const l21_buffers = panel_strides ? reinterpret_cast<T*>(reciprocal + NB) : l11 + NB * NB;
   __shared__ int panel_done;  // columns of the panel factored: jb, or the failing one's index
+  // At panel strides: the entries the L21 buffers hold.
+  int capacity = 0;
+  if constexpr (panel_strides) {
+    unsigned bytes;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+    capacity = int((bytes - sizeof(T) * NB * NB - sizeof(Real) * NB) / sizeof(T));
+  }
 
   const int b = warp::member(batch, blockIdx.x, count), t = threadIdx.x;
   const warp::Located<T> a = warp::locate(batch, b);
@@ -207,10 +226,24 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
   const auto load = [&](int r, int c) { return load_lower(a, lower, r, c); };
   const auto store = [&](int r, int c, T v) { store_lower(a, lower, r, c, v); };
 
+  // At panel strides: the rows of panel k0's L21 that the updates read (whole tiles; in complex
+  // arithmetic 16 more, read by the pair's second panel from row 16 on).
+  const auto rows_of = [&](int k0) {
+    const int m = n - k0 - NB;
+    return m <= 0 ? 0 : (m + (NB < tile ? NB : 0) + tile - 1) / tile * tile;
+  };
+  // At panel strides: whether the last panel's update past this panel's columns is owed, and
+  // that panel's L21 stride.
+  bool owed = false;
+  int owed_pitch = 0;
   int failed = 0;
   for (int k0 = 0; k0 < n; k0 += NB) {
-    const bool odd = Paired && k0 / NB % 2 == 1;
-    T* const l21 = l21_buffers + (odd ? NB * pitch : 0);
+    const int rows = panel_strides ? rows_of(k0) : pitch - 4;
+    const int panel_pitch = panel_strides ? rows + 4 : pitch;
+    // By pairs, the pair's second panel, and the first's L21 stride.
+    const bool second = panel_strides ? owed : paired && k0 / NB % 2 == 1;
+    const int earlier_pitch = panel_strides ? owed_pitch : pitch;
+    T* const l21 = l21_buffers + (second ? NB * earlier_pitch : 0);
     const int jb = min(NB, n - k0);
     const bool mine = t < n - k0;
     T row[NB];
@@ -266,13 +299,13 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
 #pragma unroll
       for (int c = 0; c < NB; ++c) {
         if (c < done) store(k0 + t, k0 + c, row[c]);
-        l21[c * pitch + t - NB] = row[c];
+        l21[c * panel_pitch + t - NB] = row[c];
       }
-    } else if (t >= NB) {
+    } else if (t >= NB && (!panel_strides || t - NB < rows)) {
       // Rows past the matrix, which the tiles on its edge read but never store (zeros), and
       // with 16-column panels the rows below the tile that warp 0 solved.
 #pragma unroll
-      for (int c = 0; c < NB; ++c) l21[c * pitch + t - NB] = NB < 32 && mine ? row[c] : T{};
+      for (int c = 0; c < NB; ++c) l21[c * panel_pitch + t - NB] = NB < 32 && mine ? row[c] : T{};
     }
     if (done < jb) {
       failed = k0 + done + 1;
@@ -283,12 +316,15 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
     __syncthreads();  // L21
 
     const int start = k0 + NB, across = (m + tile - 1) / tile;
-    // By pairs of panels: after an even one only the next panel's columns (in tiles (ti, 0)),
-    // after an odd one all tiles, by the even one's L21 too (from its row NB on).
-    const bool next_columns_only = Paired && !odd;
-    constexpr bool narrow = Paired && NB < tile;
+    // By pairs of panels (at panel strides, where both L21 fit): after the first only the next
+    // panel's columns (in tiles (ti, 0)), after the second all tiles, by the first's L21 too
+    // (from its row NB on).
+    const bool next_columns_only =
+        paired && !second &&
+        (!panel_strides || NB * (panel_pitch + rows_of(k0 + NB) + 4) <= capacity);
+    constexpr bool narrow = paired && NB < tile;
     const int columns = next_columns_only ? NB : m;
-    const T* const earlier = odd ? l21_buffers + NB : nullptr;
+    const T* const earlier = second ? l21_buffers + NB : nullptr;
     const int tiles = next_columns_only ? across : across * (across + 1) / 2;
     for (int tile_index = t / 32; tile_index < tiles; tile_index += blockDim.x / 32) {
       int ti = tile_index, tj = 0;  // tile (ti, tj), ti >= tj, of the trailing lower triangle
@@ -298,47 +334,88 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
         tj = tile_index - ti * (ti + 1) / 2;
       }
       subtract_tile_product<NB, update_passes, narrow>(a, lower, start, m, columns, ti, tj, l21,
-                                                       earlier, pitch);
+                                                       panel_pitch, earlier, earlier_pitch);
     }
-    // The trailing matrix stored for the next panel; shared memory free again (by pairs, but for
-    // an even panel's L21).
+    if constexpr (panel_strides) {
+      owed = next_columns_only;
+      owed_pitch = panel_pitch;
+    }
+    // The trailing matrix stored for the next panel; shared memory free again (but for the L21
+    // whose update is owed).
     __syncthreads();
   }
   if (t == 0) info[b * info_stride] = failed;
 }
 
-// Whether blocks of `threads` threads (a multiple of 32) of the build <T, MaxThreads, MinBlocks>
-// update by pairs of panels on `device`: where the matrices have more than three panels and the
-// two L21 leave an SM as many blocks as one does. The pairs halve the update's traffic to the
-// matrices, which bounds the kernel, but a block less an SM costs more than that saves, and
-// with one pair at most they saved nothing (single's 64 and 96 rows ran 3-15% slower).
-template <class T, int MaxThreads, int MinBlocks>
-bool by_pairs_on(int device, int threads) {
-  if (threads <= 3 * panel_columns<T>) return false;
+// The most shared memory an sm_90 block may have (opt-in): the builds whose two L21 at the
+// block's stride may exceed it have the kernel at panel strides too.
+constexpr std::size_t sm90_block_shared = 227 * 1024;
+
+template <class T, int MaxThreads, bool MayPair>
+constexpr bool has_panel_strides = MayPair && (shared_bytes_for<T>(MaxThreads, panel_columns<T>,
+                                                                   2) > sm90_block_shared);
+
+// The build <T, MaxThreads, MinBlocks>'s kernel for `update`. MayPair: whether the build has
+// the kernels by pairs of panels.
+template <class T, int MaxThreads, int MinBlocks, bool MayPair>
+auto kernel_for(Update update) {
+  if constexpr (has_panel_strides<T, MaxThreads, MayPair>)
+    if (update == Update::by_pairs_at_panel_strides)
+      return potrf_tiled<T, MaxThreads, MinBlocks, Update::by_pairs_at_panel_strides>;
+  if constexpr (MayPair)
+    if (update == Update::by_pairs) return potrf_tiled<T, MaxThreads, MinBlocks, Update::by_pairs>;
+  return potrf_tiled<T, MaxThreads, MinBlocks, Update::by_panel>;
+}
+
+// A launch's update and dynamic shared memory.
+struct Plan {
+  Update update = Update::by_panel;
+  std::size_t shared_bytes = 0;
+};
+
+// How blocks of `threads` threads (a multiple of 32) of the build update on `device`: by pairs of
+// panels where the matrices have more than three panels and the paired kernel leaves an SM as many
+// blocks as the single one. The pairs halve the update's traffic to the matrices, which bounds
+// the kernel, but a block less an SM costs more than that saves, and with one pair at most they
+// saved nothing (single's 64 and 96 rows ran 3-15% slower). Where two L21 at the block's stride
+// exceed what a block may have, by pairs at panel strides in all it may have; but where they fit,
+// at the block's stride, which ran 5-10% faster (perf/NOTES.md).
+template <class T, int MaxThreads, int MinBlocks, bool MayPair>
+Plan plan_on(int device, int threads) {
+  constexpr int NB = panel_columns<T>;
+  const Plan by_panel{Update::by_panel, shared_bytes_for<T>(threads, NB, 1)};
+  if (!MayPair || threads <= 3 * NB) return by_panel;
   int most_shared = 0;
   BASALT_CUDA_CHECK(
       cudaDeviceGetAttribute(&most_shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  const std::size_t paired_bytes = shared_bytes_for<T>(threads, panel_columns<T>, 2);
-  if (paired_bytes > std::size_t(most_shared)) return false;
-  const auto blocks = [&](auto kernel, std::size_t bytes) {
-    BASALT_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  cudaFuncAttributes attributes;
+  BASALT_CUDA_CHECK(cudaFuncGetAttributes(
+      &attributes, kernel_for<T, MaxThreads, MinBlocks, MayPair>(Update::by_panel)));
+  // The dynamic shared memory a block may have: the opt-in limit less the static (panel_done).
+  const std::size_t most_dynamic = std::size_t(most_shared) - attributes.sharedSizeBytes;
+  Plan paired{Update::by_pairs, shared_bytes_for<T>(threads, NB, 2)};
+  if (paired.shared_bytes > most_dynamic) {
+    if (!has_panel_strides<T, MaxThreads, MayPair>) return by_panel;
+    paired = {Update::by_pairs_at_panel_strides, most_dynamic};
+  }
+  const auto blocks = [&](const Plan& option) {
+    const auto kernel = kernel_for<T, MaxThreads, MinBlocks, MayPair>(option.update);
+    BASALT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           int(option.shared_bytes)));
     int count = 0;
-    BASALT_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&count, kernel, threads, bytes));
+    BASALT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&count, kernel, threads,
+                                                                    option.shared_bytes));
     return count;
   };
-  return blocks(potrf_tiled<T, MaxThreads, MinBlocks, true>, paired_bytes) >=
-         blocks(potrf_tiled<T, MaxThreads, MinBlocks, false>,
-                shared_bytes_for<T>(threads, panel_columns<T>, 1));
+  return blocks(paired) >= blocks(by_panel) ? paired : by_panel;
 }
 
-// by_pairs_on for the current device, the answers kept for the first device asked.
-template <class T, int MaxThreads, int MinBlocks>
-bool by_pairs(int threads) {
+// plan_on for the current device, the answers kept for the first device asked.
+template <class T, int MaxThreads, int MinBlocks, bool MayPair>
+Plan plan(int threads) {
   struct Answers {
     int device = 0;
-    bool by_pairs[block::max_warps + 1] = {};
+    Plan plans[block::max_warps + 1] = {};
   };
   int device = 0;
   BASALT_CUDA_CHECK(cudaGetDevice(&device));
@@ -346,25 +423,19 @@ bool by_pairs(int threads) {
     Answers answers;
     answers.device = device;
     for (int warps = 1; warps * 32 <= MaxThreads; ++warps)
-      answers.by_pairs[warps] = by_pairs_on<T, MaxThreads, MinBlocks>(device, warps * 32);
+      answers.plans[warps] = plan_on<T, MaxThreads, MinBlocks, MayPair>(device, warps * 32);
     return answers;
   }();
-  return device == first.device ? first.by_pairs[threads / 32]
-                                : by_pairs_on<T, MaxThreads, MinBlocks>(device, threads);
+  return device == first.device ? first.plans[threads / 32]
+                                : plan_on<T, MaxThreads, MinBlocks, MayPair>(device, threads);
 }
 
-// MayPair: whether the build may update by pairs of panels (by_pairs).
 template <class T, int MaxThreads, int MinBlocks, bool MayPair = true>
 void launch_tiled(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
                   std::int64_t info_stride, int count, int threads) {
-  bool paired = false;
-  if constexpr (MayPair) paired = by_pairs<T, MaxThreads, MinBlocks>(threads);
-  const auto kernel = [paired] {
-    if constexpr (MayPair)
-      if (paired) return potrf_tiled<T, MaxThreads, MinBlocks, true>;
-    return potrf_tiled<T, MaxThreads, MinBlocks, false>;
-  }();
-  const std::size_t shared = shared_bytes_for<T>(threads, panel_columns<T>, paired ? 2 : 1);
+  const Plan chosen = plan<T, MaxThreads, MinBlocks, MayPair>(threads);
+  const auto kernel = kernel_for<T, MaxThreads, MinBlocks, MayPair>(chosen.update);
+  const std::size_t shared = chosen.shared_bytes;
   BASALT_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
   kernel<<<count, threads, shared, stream>>>(lower, A, info, info_stride, count);

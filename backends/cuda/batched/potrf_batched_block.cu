@@ -352,14 +352,15 @@ __global__ void __launch_bounds__(MaxThreads, MinBlocks)
 constexpr std::size_t sm90_block_shared = 227 * 1024;
 
 template <class T, int MaxThreads, bool MayPair>
-constexpr bool has_panel_strides = MayPair && (shared_bytes_for<T>(MaxThreads, panel_columns<T>,
-                                                                   2) > sm90_block_shared);
+constexpr bool has_panel_strides() {
+  return MayPair && shared_bytes_for<T>(MaxThreads, panel_columns<T>, 2) > sm90_block_shared;
+}
 
 // The build <T, MaxThreads, MinBlocks>'s kernel for `update`. MayPair: whether the build has
 // the kernels by pairs of panels.
 template <class T, int MaxThreads, int MinBlocks, bool MayPair>
 auto kernel_for(Update update) {
-  if constexpr (has_panel_strides<T, MaxThreads, MayPair>)
+  if constexpr (has_panel_strides<T, MaxThreads, MayPair>())
     if (update == Update::by_pairs_at_panel_strides)
       return potrf_tiled<T, MaxThreads, MinBlocks, Update::by_pairs_at_panel_strides>;
   if constexpr (MayPair)
@@ -395,7 +396,7 @@ Plan plan_on(int device, int threads) {
   const std::size_t most_dynamic = std::size_t(most_shared) - attributes.sharedSizeBytes;
   Plan paired{Update::by_pairs, shared_bytes_for<T>(threads, NB, 2)};
   if (paired.shared_bytes > most_dynamic) {
-    if (!has_panel_strides<T, MaxThreads, MayPair>) return by_panel;
+    if (!has_panel_strides<T, MaxThreads, MayPair>()) return by_panel;
     paired = {Update::by_pairs_at_panel_strides, most_dynamic};
   }
   const auto blocks = [&](const Plan& option) {

@@ -452,7 +452,9 @@ void launch_tiled(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int*
 // single above 384 two (64 / 44; alone 77, which holds two blocks of up to 384 threads and is the
 // faster there). Complex double above 384 holds one block an SM (128 / 124). Every build but
 // complex single's above 384 threads may update by pairs of panels: that one's paired build
-// spills 80 bytes (4 alone), and ran 4% slower at 416 rows.
+// spills 80 bytes (4 alone), and ran 4% slower at 416 rows. Double's build above 256 threads and
+// complex double's above 384 also pair at panel strides (has_panel_strides; 128 registers, 4 /
+// 80 bytes of spill stores), which they take above 448 and 416 threads.
 template <class T>
 void potrf_batched_block(cudaStream_t stream, bool lower, const DeviceBatch<T>& A, int* info,
                          std::int64_t info_stride, int count, int largest) {

@@ -50,34 +50,83 @@ __device__ __forceinline__ ops::real_of_t<T> scaled_norm(const T* x_in_tile, int
   return scale * sqrt(scaled);
 }
 
-// ||(alpha, x)|| where the plain sum of squares does not give it, as one call: by norm3 where x's
-// sum of squares is trusted, else from scaled_norm. Inlined into each unrolled step of the warp
-// kernel, these paths' divisions and square roots brought their slow paths (101 of them at 8 x 8);
-// as a call they cost registers instead, which pays only from 17 rows up (perf/NOTES.md, "The warp
-// kernels on full matrices"). The column-pair kernel (N = 48, 64) runs its steps in a rolled
-// loop, where the inlined paths appear once: it keeps them inline.
-template <class Real>
-struct RareNorm {
-  Real norm;
-  bool x_is_zero;
+// larfg's outputs for step j: tau, beta, and the divisor of v = x / (alpha - beta).
+template <class T>
+struct Reflector {
+  T tau;
+  T divisor;
+  ops::real_of_t<T> beta;
 };
 
+// larfg's outputs from norm = ||(alpha, x)||, as the portable team kernel: beta = -sign(re alpha)
+// norm, tau = (beta - alpha) / beta (zero where H(j) = I: x zero and alpha real).
+template <class T>
+__device__ __forceinline__ Reflector<T> reflector_from_norm(ops::real_of_t<T> norm, bool x_is_zero,
+                                                            ops::real_of_t<T> alpha_re,
+                                                            ops::real_of_t<T> alpha_im) {
+  using Real = ops::real_of_t<T>;
+  const bool identity = x_is_zero && alpha_im == Real(0);
+  const Real beta = alpha_re >= Real(0) ? -norm : norm;
+  const T tau = identity ? T{} : ops::make_scalar<T>((beta - alpha_re) / beta, -alpha_im / beta);
+  return {tau, ops::make_scalar<T>(alpha_re - beta, alpha_im), beta};
+}
+
+// larfg's outputs where the plain sum of squares does not give ||(alpha, x)||: by norm3 where x's
+// sum of squares is trusted, else from scaled_norm.
 template <class T, int N>
-__device__ __noinline__ RareNorm<ops::real_of_t<T>> rare_norm_call(ops::real_of_t<T> squares,
-                                                                   bool trusted,
-                                                                   ops::real_of_t<T> alpha_re,
-                                                                   ops::real_of_t<T> alpha_im,
-                                                                   const T* x_in_tile, int j) {
+__device__ __forceinline__ Reflector<T> rare_reflector(ops::real_of_t<T> squares, bool trusted,
+                                                       ops::real_of_t<T> alpha_re,
+                                                       ops::real_of_t<T> alpha_im,
+                                                       const T* x_in_tile, int j) {
   using Real = ops::real_of_t<T>;
   const Real xnorm = trusted ? sqrt(squares) : scaled_norm<T, N>(x_in_tile, j);
-  return {ops::norm3(alpha_re, alpha_im, xnorm), xnorm == Real(0)};
+  return reflector_from_norm<T>(ops::norm3(alpha_re, alpha_im, xnorm), xnorm == Real(0), alpha_re,
+                                alpha_im);
+}
+
+// rare_reflector as a call. Inlined into each unrolled step of the warp kernel, its divisions and
+// square roots brought their slow paths (101 of them at 8 x 8); as a call they cost registers
+// instead, which pays only from 17 rows up (perf/NOTES.md, "The warp kernels on full matrices").
+// The column-pair kernel (N = 48, 64) runs its steps in a rolled loop, where the inlined paths
+// appear once: it keeps them inline.
+template <class T, int N>
+__device__ __noinline__ Reflector<T> rare_reflector_call(ops::real_of_t<T> squares, bool trusted,
+                                                         ops::real_of_t<T> alpha_re,
+                                                         ops::real_of_t<T> alpha_im,
+                                                         const T* x_in_tile, int j) {
+  return rare_reflector<T, N>(squares, trusted, alpha_re, alpha_im, x_in_tile, j);
+}
+
+// larfg's outputs from all_squares = |alpha|^2 + ||x||^2, trusted and finite. In double, 1 /
+// norm by the hardware's estimate and a Newton step, and tau from it without a division: CUDA's
+// square root and division, each with a branch and a call for special operands, in every unrolled
+// step, with the divisions of divide_inline_or_call, took the 32-row kernel past what the
+// multiprocessor's instruction cache holds (perf/NOTES.md, "QR's steps without divisions").
+template <class T>
+__device__ __forceinline__ Reflector<T> plain_reflector(ops::real_of_t<T> all_squares,
+                                                        ops::real_of_t<T> alpha_re,
+                                                        ops::real_of_t<T> alpha_im) {
+  using Real = ops::real_of_t<T>;
+  if constexpr (std::is_same_v<Real, double>) {
+    const Real reciprocal_norm = ops::rsqrt_of_normal(all_squares);
+    const Real norm = all_squares * reciprocal_norm;
+    const bool nonnegative = alpha_re >= Real(0);
+    // 1 / beta = -sign(re alpha) / norm, so (beta - alpha) / beta = 1 + |re alpha| / norm - i
+    // im alpha / beta.
+    const T tau =
+        ops::make_scalar<T>(fma(fabs(alpha_re), reciprocal_norm, Real(1)),
+                            alpha_im * (nonnegative ? reciprocal_norm : -reciprocal_norm));
+    const Real beta = nonnegative ? -norm : norm;
+    return {tau, ops::make_scalar<T>(alpha_re - beta, alpha_im), beta};
+  } else {
+    return reflector_from_norm<T>(sqrt(all_squares), false, alpha_re, alpha_im);
+  }
 }
 
 // LAPACK's larfg for step j from alpha and the sum of squares of x (rows j + 1 .. N - 1): beta =
 // -sign(re alpha) ||(alpha, x)||, tau = (beta - alpha) / beta, and the divisor of v = x / (alpha -
 // beta); as the portable team kernel. ||(alpha, x)|| from the plain sum where that is trusted and
-// stays finite with alpha's square (one square root, no division); else by norm3 where only x's
-// is, or from scaled_norm.
+// stays finite with alpha's square; otherwise rare_reflector.
 template <class T, int N>
 __device__ __forceinline__ void reflector_from_squares(ops::real_of_t<T> squares, T alpha,
                                                        const T* x_in_tile, int j, T& tau,
@@ -87,26 +136,34 @@ __device__ __forceinline__ void reflector_from_squares(ops::real_of_t<T> squares
   const Real alpha_re = ops::real_part(alpha), alpha_im = ops::imag_part(alpha);
   const bool trusted = squares_trusted(squares);
   const Real all_squares = squares + alpha_re * alpha_re + (complex ? alpha_im * alpha_im : 0);
-  Real norm;
-  bool x_is_zero = false;  // a trusted sum of squares is positive
-  if (trusted && isfinite(all_squares)) {
-    norm = sqrt(all_squares);
-  } else if constexpr (N > 16 && N <= 32) {
-    const RareNorm<Real> rare =
-        rare_norm_call<T, N>(squares, trusted, alpha_re, alpha_im, x_in_tile, j);
-    norm = rare.norm;
-    x_is_zero = rare.x_is_zero;
-  } else if (trusted) {
-    norm = ops::norm3(alpha_re, alpha_im, sqrt(squares));
+  Reflector<T> r;
+  if (trusted && isfinite(all_squares))
+    r = plain_reflector<T>(all_squares, alpha_re, alpha_im);
+  else if constexpr (N > 16 && N <= 32)
+    r = rare_reflector_call<T, N>(squares, trusted, alpha_re, alpha_im, x_in_tile, j);
+  else
+    r = rare_reflector<T, N>(squares, trusted, alpha_re, alpha_im, x_in_tile, j);
+  tau = r.tau;
+  divisor = r.divisor;
+  beta = r.beta;
+}
+
+// x / d. In double through d's reciprocal where d is moderate (CUDA's division without its
+// branch for special operands), otherwise by CUDA's division as a call, for the reason
+// plain_reflector gives.
+template <class T>
+__device__ __noinline__ T divide_call(T x, T d) {
+  return ops::divide(x, d);
+}
+template <class T>
+__device__ __forceinline__ T divide_inline_or_call(T x, T d) {
+  if constexpr (std::is_same_v<T, double>) {
+    if (ops::is_moderate(d))
+      return ops::quotient_by_reciprocal(x, d, ops::reciprocal_of_moderate(d));
+    return divide_call(x, d);
   } else {
-    const Real xnorm = scaled_norm<T, N>(x_in_tile, j);
-    x_is_zero = xnorm == Real(0);
-    norm = ops::norm3(alpha_re, alpha_im, xnorm);
+    return ops::divide(x, d);
   }
-  const bool identity = x_is_zero && alpha_im == Real(0);  // H(j) = I, tau = 0
-  beta = alpha_re >= Real(0) ? -norm : norm;
-  tau = identity ? T{} : ops::make_scalar<T>((beta - alpha_re) / beta, -alpha_im / beta);
-  divisor = ops::make_scalar<T>(alpha_re - beta, alpha_im);
 }
 
 // Whether 1 / d is a normal number, so that x (1 / d) loses nothing to overflow or underflow
@@ -210,7 +267,7 @@ __global__ void __launch_bounds__(threads_per_block)
     const bool reflect = j < steps && !ops::is_zero(t);  // tau is zero exactly when H(j) = I
     __syncwarp();
     // Each entry divided, not multiplied by a reciprocal that could overflow.
-    if (reflect && lane > j && lane < m) v[lane] = ops::divide(v[lane], divisor);
+    if (reflect && lane > j && lane < m) v[lane] = divide_inline_or_call(v[lane], divisor);
     __syncwarp();
     // w = v^H A(j:m, c), v(j) = 1, then A(j:m, c) -= v conj(tau) w.
     const bool update = reflect && lane > j;
@@ -392,8 +449,8 @@ void geqrf_batched_small(cudaStream_t stream, const DeviceBatch<T>& A, const Dev
   warp::with_full(warp::full_size_class(A, largest), [&](auto full) {
     warp::launch_segments_in_blocks<threads_per_block>(
         stream, count, largest,
-        [](auto size) { return geqrf_columns<T, decltype(size)::value, decltype(full)::value>; },
-        A, tau, count);
+        [](auto size) { return geqrf_columns<T, decltype(size)::value, decltype(full)::value>; }, A,
+        tau, count);
   });
 }
 

@@ -151,10 +151,7 @@ __device__ __forceinline__ void reflector_from_squares(ops::real_of_t<T> squares
 // x / d. In double through d's reciprocal where d is moderate (CUDA's division without its
 // branch for special operands), otherwise by CUDA's division as a call, for the reason
 // plain_reflector gives.
-template <class T>
-__device__ __noinline__ T divide_call(T x, T d) {
-  return ops::divide(x, d);
-}
+__device__ __noinline__ double divide_call(double x, double d) { return x / d; }
 template <class T>
 __device__ __forceinline__ T divide_inline_or_call(T x, T d) {
   if constexpr (std::is_same_v<T, double>) {

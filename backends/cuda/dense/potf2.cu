@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
 
 #include "basalt/backends/cuda/batched/warp_batch.cuh"
 #include "basalt/backends/cuda/block_signals.cuh"
@@ -115,6 +116,72 @@ __device__ void load_tile(T* t, const PanelRef<T>& panel, int row0, int rows, in
     if (r < rows && c < cols && (!diagonal || r >= c)) v = panel.load(row0 + r, col0 + c);
     t[r + c * tile_ld] = v;
   }
+}
+
+// Where a whole tile goes (dest) and comes from (the panel's rows row0 .., columns col0 ..); zero
+// above the diagonal of a diagonal tile.
+template <class T>
+struct TileSpot {
+  T* dest;
+  int row0, col0;
+  bool diagonal;
+};
+
+// Count whole tiles between the panel and shared memory (into it, or back to the panel where
+// Store), tile q where spot(q) says, with every read of the Count tiles issued before the first
+// write: load_tile's loop, a tile at a time, waited for each tile's loads before the next (H200,
+// the 14 tiles of a 128-column leaf with a row tile below: 4.1 us against 0.9 in one block, 6.3
+// against 1.2 in each of 124; perf/NOTES.md, potrf).
+template <class T, int Count, bool Store, class Spot>
+__device__ void copy_whole_tiles(const PanelRef<T>& panel, const Spot& spot) {
+  constexpr int per_thread = tile * tile / panel_threads;
+  T v[Count][per_thread];
+#pragma unroll
+  for (int q = 0; q < Count; ++q) {
+    const TileSpot<T> at = spot(q);
+#pragma unroll
+    for (int k = 0; k < per_thread; ++k) {
+      int r, c;
+      panel.place(threadIdx.x + k * panel_threads, r, c);
+      if constexpr (Store)
+        v[q][k] = at.dest[r + c * tile_ld];
+      else
+        v[q][k] =
+            at.diagonal && r < c ? ops::make_scalar<T>(0) : panel.load(at.row0 + r, at.col0 + c);
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < Count; ++q) {
+    const TileSpot<T> at = spot(q);
+#pragma unroll
+    for (int k = 0; k < per_thread; ++k) {
+      int r, c;
+      panel.place(threadIdx.x + k * panel_threads, r, c);
+      if constexpr (Store)
+        panel.store(at.row0 + r, at.col0 + c, v[q][k]);
+      else
+        at.dest[r + c * tile_ld] = v[q][k];
+    }
+  }
+}
+
+// The row tile of the diagonal block's t-th stored tile (row-tile by row-tile).
+__host__ __device__ constexpr int diagonal_row_tile(int t) {
+  int I = 0;
+  while ((I + 1) * (I + 2) / 2 <= t) ++I;
+  return I;
+}
+
+// The diagonal block of Width tiles a side, its lower tiles four at a time from tile First on.
+template <class T, int Width, int First = 0>
+__device__ void load_whole_diagonal_block(const Tiles<T>& s, const PanelRef<T>& panel) {
+  constexpr int stored = Width * (Width + 1) / 2, count = stored - First < 4 ? stored - First : 4;
+  copy_whole_tiles<T, count, false>(panel, [&](int q) {
+    const int t = First + q, I = diagonal_row_tile(t), J = t - I * (I + 1) / 2;
+    return TileSpot<T>{s.at(I, J), I * tile, J * tile, I == J};
+  });
+  if constexpr (First + count < stored)
+    load_whole_diagonal_block<T, Width, First + count>(s, panel);
 }
 
 // Cholesky of the diagonal tile d (kb columns) by warp 0, lane i holding row i of the tile.
@@ -367,20 +434,66 @@ __device__ void update_trailing(const Tiles<T>& s, int K, bool diagonal, int chu
 }
 
 // The chunk's rows (rows of them) of the panel, from panel row first_row, between the panel and
-// the chunk tiles.
-template <class T>
+// the chunk tiles. Width: the diagonal block's tiles a side, where w is a whole number of them
+// (copy_whole_tiles then takes each whole row tile of the chunk at once), else 0.
+template <class T, int Width>
 __device__ void load_chunk(const Tiles<T>& s, const PanelRef<T>& panel, int first_row, int rows,
                            int w) {
-  for (int I = 0; I < s.chunk_tiles; ++I)
+  for (int I = 0; I < s.chunk_tiles; ++I) {
+    if constexpr (Width > 0) {
+      if (rows >= (I + 1) * tile) {
+        copy_whole_tiles<T, Width, false>(panel, [&](int J) {
+          return TileSpot<T>{s.at(s.tiles + I, J), first_row + I * tile, J * tile, false};
+        });
+        continue;
+      }
+    }
     for (int J = 0; J < s.tiles; ++J)
       load_tile(s.at(s.tiles + I, J), panel, first_row + I * tile, rows - I * tile, J * tile,
                 w - J * tile, false);
+  }
 }
 
-template <class T>
+// The diagonal block, and the chunk's rows from first_row (rows of them, maybe none); Width as
+// load_chunk's.
+template <class T, int Width>
+__device__ void load_block_and_chunk(const Tiles<T>& s, const PanelRef<T>& panel, int w,
+                                     int first_row, int rows) {
+  if constexpr (Width > 0) {
+    load_whole_diagonal_block<T, Width>(s, panel);
+  } else {
+    for (int I = 0; I < s.tiles; ++I)
+      for (int J = 0; J <= I; ++J)
+        load_tile(s.at(I, J), panel, I * tile, w - I * tile, J * tile, w - J * tile, I == J);
+  }
+  if (rows > 0) load_chunk<T, Width>(s, panel, first_row, rows, w);
+}
+
+// f(std::integral_constant<int, Width>{}): Width the diagonal block's tiles a side where w is the
+// leaf width potrf's tuning makes for T (128 columns, 64 in complex double), which the whole-tile
+// loads and stores take; else 0.
+template <class T, class F>
+__device__ void with_whole_width(int w, const F& f) {
+  constexpr int leaf_tiles = sizeof(T) > 8 ? 2 : 4;
+  if (w == leaf_tiles * tile)
+    f(std::integral_constant<int, leaf_tiles>{});
+  else
+    f(std::integral_constant<int, 0>{});
+}
+
+// Width as load_chunk's.
+template <class T, int Width>
 __device__ void store_chunk(const Tiles<T>& s, const PanelRef<T>& panel, int first_row, int rows,
                             int w) {
-  for (int I = 0; I < s.chunk_tiles; ++I)
+  for (int I = 0; I < s.chunk_tiles; ++I) {
+    if constexpr (Width > 0) {
+      if (rows >= (I + 1) * tile) {
+        copy_whole_tiles<T, Width, true>(panel, [&](int J) {
+          return TileSpot<T>{s.at(s.tiles + I, J), first_row + I * tile, J * tile, false};
+        });
+        continue;
+      }
+    }
     for (int J = 0; J < s.tiles; ++J) {
       const T* t = s.at(s.tiles + I, J);
       for (int e = threadIdx.x; e < tile * tile; e += panel_threads) {
@@ -390,6 +503,7 @@ __device__ void store_chunk(const Tiles<T>& s, const PanelRef<T>& panel, int fir
           panel.store(first_row + I * tile + r, J * tile + c, t[r + c * tile_ld]);
       }
     }
+  }
 }
 
 // Row r of the panel's rows after the diagonal tile K that the block holds: the diagonal
@@ -423,12 +537,11 @@ __global__ void __launch_bounds__(panel_threads)
   const bool earlier_failure = *info != 0;
   int first_unfactored = 0;
   if (!earlier_failure) {
-    for (int I = 0; I < tiles; ++I)
-      for (int J = 0; J <= I; ++J)
-        load_tile(s.at(I, J), panel, I * tile, w - I * tile, J * tile, w - J * tile, I == J);
     // The block's first chunk is solved column by column as the diagonal block is factored.
     const int rows = blockIdx.x < chunks ? rows_of_chunk(blockIdx.x) : 0;
-    if (rows > 0) load_chunk(s, panel, w + blockIdx.x * chunk_rows, rows, w);
+    with_whole_width<T>(w, [&](auto width) {
+      load_block_and_chunk<T, width>(s, panel, w, w + blockIdx.x * chunk_rows, rows);
+    });
     if (gridDim.x > 1) signals::signal(&counters->loaded);
     const int row_tiles = (rows + tile - 1) / tile;
     first_unfactored = w;
@@ -471,12 +584,15 @@ __global__ void __launch_bounds__(panel_threads)
       }
     }
     __syncthreads();
-    if (rows > 0) store_chunk(s, panel, w + blockIdx.x * chunk_rows, rows, w);
+    if (rows > 0)
+      with_whole_width<T>(w, [&](auto width) {
+        store_chunk<T, width>(s, panel, w + blockIdx.x * chunk_rows, rows, w);
+      });
     // Further chunks against the finished diagonal block, up to its first unfactored column.
     for (int chunk = blockIdx.x + gridDim.x; chunk < chunks; chunk += gridDim.x) {
       const int chunk_rows_here = rows_of_chunk(chunk);
       __syncthreads();  // the chunk tiles have been stored
-      load_chunk(s, panel, w + chunk * chunk_rows, chunk_rows_here, w);
+      load_chunk<T, 0>(s, panel, w + chunk * chunk_rows, chunk_rows_here, w);
       for (int K = 0; K * tile < first_unfactored; ++K) {
         const int factored = min(tile, first_unfactored - K * tile);
         __syncthreads();
@@ -488,7 +604,7 @@ __global__ void __launch_bounds__(panel_threads)
         update_trailing(s, K, false, (chunk_rows_here + tile - 1) / tile);
       }
       __syncthreads();
-      store_chunk(s, panel, w + chunk * chunk_rows, chunk_rows_here, w);
+      store_chunk<T, 0>(s, panel, w + chunk * chunk_rows, chunk_rows_here, w);
     }
   }
   // The diagonal block goes back to the panel, its unfactored part the identity (the whole block

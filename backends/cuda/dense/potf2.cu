@@ -127,6 +127,22 @@ struct TileSpot {
   bool diagonal;
 };
 
+// f(q, k, at, r, c) for entry k (0 <= k < per_thread) of the caller's share of each of Count
+// whole tiles, tile q where spot(q) says (at), r and c the entry's row and column in it.
+template <class T, int Count, class Spot, class F>
+__device__ void for_my_whole_tile_entries(const PanelRef<T>& panel, const Spot& spot, const F& f) {
+#pragma unroll
+  for (int q = 0; q < Count; ++q) {
+    const TileSpot<T> at = spot(q);
+#pragma unroll
+    for (int k = 0; k < tile * tile / panel_threads; ++k) {
+      int r, c;
+      panel.place(threadIdx.x + k * panel_threads, r, c);
+      f(q, k, at, r, c);
+    }
+  }
+}
+
 // Count whole tiles between the panel and shared memory (into it, or back to the panel where
 // Store), tile q where spot(q) says, with every read of the Count tiles issued before the first
 // write: load_tile's loop, a tile at a time, waited for each tile's loads before the next (H200,
@@ -134,35 +150,22 @@ struct TileSpot {
 // against 1.2 in each of 124; perf/NOTES.md, potrf).
 template <class T, int Count, bool Store, class Spot>
 __device__ void copy_whole_tiles(const PanelRef<T>& panel, const Spot& spot) {
-  constexpr int per_thread = tile * tile / panel_threads;
-  T v[Count][per_thread];
-#pragma unroll
-  for (int q = 0; q < Count; ++q) {
-    const TileSpot<T> at = spot(q);
-#pragma unroll
-    for (int k = 0; k < per_thread; ++k) {
-      int r, c;
-      panel.place(threadIdx.x + k * panel_threads, r, c);
-      if constexpr (Store)
-        v[q][k] = at.dest[r + c * tile_ld];
-      else
-        v[q][k] =
-            at.diagonal && r < c ? ops::make_scalar<T>(0) : panel.load(at.row0 + r, at.col0 + c);
-    }
-  }
-#pragma unroll
-  for (int q = 0; q < Count; ++q) {
-    const TileSpot<T> at = spot(q);
-#pragma unroll
-    for (int k = 0; k < per_thread; ++k) {
-      int r, c;
-      panel.place(threadIdx.x + k * panel_threads, r, c);
-      if constexpr (Store)
-        panel.store(at.row0 + r, at.col0 + c, v[q][k]);
-      else
-        at.dest[r + c * tile_ld] = v[q][k];
-    }
-  }
+  T v[Count][tile * tile / panel_threads];
+  for_my_whole_tile_entries<T, Count>(
+      panel, spot, [&](int q, int k, const TileSpot<T>& at, int r, int c) {
+        if constexpr (Store)
+          v[q][k] = at.dest[r + c * tile_ld];
+        else
+          v[q][k] =
+              at.diagonal && r < c ? ops::make_scalar<T>(0) : panel.load(at.row0 + r, at.col0 + c);
+      });
+  for_my_whole_tile_entries<T, Count>(panel, spot,
+                                      [&](int q, int k, const TileSpot<T>& at, int r, int c) {
+                                        if constexpr (Store)
+                                          panel.store(at.row0 + r, at.col0 + c, v[q][k]);
+                                        else
+                                          at.dest[r + c * tile_ld] = v[q][k];
+                                      });
 }
 
 // The row tile of the diagonal block's t-th stored tile (row-tile by row-tile).

@@ -118,6 +118,17 @@ __device__ void load_tile(T* t, const PanelRef<T>& panel, int row0, int rows, in
   }
 }
 
+// The panel's rows row0 .. row0 + rows - 1 and columns col0 .. col0 + cols - 1 <- tile t.
+template <class T>
+__device__ void store_tile(const T* t, const PanelRef<T>& panel, int row0, int rows, int col0,
+                           int cols) {
+  for (int e = threadIdx.x; e < tile * tile; e += panel_threads) {
+    int r, c;
+    panel.place(e, r, c);
+    if (r < rows && c < cols) panel.store(row0 + r, col0 + c, t[r + c * tile_ld]);
+  }
+}
+
 // Where a whole tile goes (dest) and comes from (the panel's rows row0 .., columns col0 ..); zero
 // above the diagonal of a diagonal tile.
 template <class T>
@@ -436,29 +447,34 @@ __device__ void update_trailing(const Tiles<T>& s, int K, bool diagonal, int chu
   }
 }
 
-// The chunk's rows (rows of them) of the panel, from panel row first_row, between the panel and
-// the chunk tiles. Width: the diagonal block's tiles a side, where w is a whole number of them
-// (copy_whole_tiles then takes each whole row tile of the chunk at once), else 0.
-template <class T, int Width>
-__device__ void load_chunk(const Tiles<T>& s, const PanelRef<T>& panel, int first_row, int rows,
+// The chunk's rows (rows of them) of the panel, from panel row first_row, into the chunk tiles,
+// or back to the panel where Store. Width: the diagonal block's tiles a side, where w is a whole
+// number of them (copy_whole_tiles then takes each whole row tile of the chunk at once), else 0.
+template <class T, int Width, bool Store>
+__device__ void copy_chunk(const Tiles<T>& s, const PanelRef<T>& panel, int first_row, int rows,
                            int w) {
   for (int I = 0; I < s.chunk_tiles; ++I) {
+    const int row0 = first_row + I * tile;
     if constexpr (Width > 0) {
       if (rows >= (I + 1) * tile) {
-        copy_whole_tiles<T, Width, false>(panel, [&](int J) {
-          return TileSpot<T>{s.at(s.tiles + I, J), first_row + I * tile, J * tile, false};
+        copy_whole_tiles<T, Width, Store>(panel, [&](int J) {
+          return TileSpot<T>{s.at(s.tiles + I, J), row0, J * tile, false};
         });
         continue;
       }
     }
-    for (int J = 0; J < s.tiles; ++J)
-      load_tile(s.at(s.tiles + I, J), panel, first_row + I * tile, rows - I * tile, J * tile,
-                w - J * tile, false);
+    for (int J = 0; J < s.tiles; ++J) {
+      if constexpr (Store)
+        store_tile(s.at(s.tiles + I, J), panel, row0, rows - I * tile, J * tile, w - J * tile);
+      else
+        load_tile(s.at(s.tiles + I, J), panel, row0, rows - I * tile, J * tile, w - J * tile,
+                  false);
+    }
   }
 }
 
 // The diagonal block, and the chunk's rows from first_row (rows of them, maybe none); Width as
-// load_chunk's.
+// copy_chunk's.
 template <class T, int Width>
 __device__ void load_block_and_chunk(const Tiles<T>& s, const PanelRef<T>& panel, int w,
                                      int first_row, int rows) {
@@ -469,7 +485,7 @@ __device__ void load_block_and_chunk(const Tiles<T>& s, const PanelRef<T>& panel
       for (int J = 0; J <= I; ++J)
         load_tile(s.at(I, J), panel, I * tile, w - I * tile, J * tile, w - J * tile, I == J);
   }
-  if (rows > 0) load_chunk<T, Width>(s, panel, first_row, rows, w);
+  if (rows > 0) copy_chunk<T, Width, false>(s, panel, first_row, rows, w);
 }
 
 // f(std::integral_constant<int, Width>{}): Width the diagonal block's tiles a side where w is the
@@ -482,31 +498,6 @@ __device__ void with_whole_width(int w, const F& f) {
     f(std::integral_constant<int, leaf_tiles>{});
   else
     f(std::integral_constant<int, 0>{});
-}
-
-// Width as load_chunk's.
-template <class T, int Width>
-__device__ void store_chunk(const Tiles<T>& s, const PanelRef<T>& panel, int first_row, int rows,
-                            int w) {
-  for (int I = 0; I < s.chunk_tiles; ++I) {
-    if constexpr (Width > 0) {
-      if (rows >= (I + 1) * tile) {
-        copy_whole_tiles<T, Width, true>(panel, [&](int J) {
-          return TileSpot<T>{s.at(s.tiles + I, J), first_row + I * tile, J * tile, false};
-        });
-        continue;
-      }
-    }
-    for (int J = 0; J < s.tiles; ++J) {
-      const T* t = s.at(s.tiles + I, J);
-      for (int e = threadIdx.x; e < tile * tile; e += panel_threads) {
-        int r, c;
-        panel.place(e, r, c);
-        if (I * tile + r < rows && J * tile + c < w)
-          panel.store(first_row + I * tile + r, J * tile + c, t[r + c * tile_ld]);
-      }
-    }
-  }
 }
 
 // Row r of the panel's rows after the diagonal tile K that the block holds: the diagonal
@@ -589,13 +580,13 @@ __global__ void __launch_bounds__(panel_threads)
     __syncthreads();
     if (rows > 0)
       with_whole_width<T>(w, [&](auto width) {
-        store_chunk<T, width>(s, panel, w + blockIdx.x * chunk_rows, rows, w);
+        copy_chunk<T, width, true>(s, panel, w + blockIdx.x * chunk_rows, rows, w);
       });
     // Further chunks against the finished diagonal block, up to its first unfactored column.
     for (int chunk = blockIdx.x + gridDim.x; chunk < chunks; chunk += gridDim.x) {
       const int chunk_rows_here = rows_of_chunk(chunk);
       __syncthreads();  // the chunk tiles have been stored
-      load_chunk<T, 0>(s, panel, w + chunk * chunk_rows, chunk_rows_here, w);
+      copy_chunk<T, 0, false>(s, panel, w + chunk * chunk_rows, chunk_rows_here, w);
       for (int K = 0; K * tile < first_unfactored; ++K) {
         const int factored = min(tile, first_unfactored - K * tile);
         __syncthreads();
@@ -607,7 +598,7 @@ __global__ void __launch_bounds__(panel_threads)
         update_trailing(s, K, false, (chunk_rows_here + tile - 1) / tile);
       }
       __syncthreads();
-      store_chunk<T, 0>(s, panel, w + chunk * chunk_rows, chunk_rows_here, w);
+      copy_chunk<T, 0, true>(s, panel, w + chunk * chunk_rows, chunk_rows_here, w);
     }
   }
   // The diagonal block goes back to the panel, its unfactored part the identity (the whole block

@@ -162,21 +162,21 @@ __device__ void for_my_whole_tile_entries(const PanelRef<T>& panel, const Spot& 
 template <class T, int Count, bool Store, class Spot>
 __device__ void copy_whole_tiles(const PanelRef<T>& panel, const Spot& spot) {
   T v[Count][tile * tile / panel_threads];
-  for_my_whole_tile_entries<T, Count>(
-      panel, spot, [&](int q, int k, const TileSpot<T>& at, int r, int c) {
-        if constexpr (Store)
-          v[q][k] = at.dest[r + c * tile_ld];
-        else
-          v[q][k] =
-              at.diagonal && r < c ? ops::make_scalar<T>(0) : panel.load(at.row0 + r, at.col0 + c);
-      });
-  for_my_whole_tile_entries<T, Count>(panel, spot,
-                                      [&](int q, int k, const TileSpot<T>& at, int r, int c) {
-                                        if constexpr (Store)
-                                          panel.store(at.row0 + r, at.col0 + c, v[q][k]);
-                                        else
-                                          at.dest[r + c * tile_ld] = v[q][k];
-                                      });
+  const auto read = [&](int q, int k, const TileSpot<T>& at, int r, int c) {
+    if constexpr (Store)
+      v[q][k] = at.dest[r + c * tile_ld];
+    else
+      v[q][k] =
+          at.diagonal && r < c ? ops::make_scalar<T>(0) : panel.load(at.row0 + r, at.col0 + c);
+  };
+  const auto write = [&](int q, int k, const TileSpot<T>& at, int r, int c) {
+    if constexpr (Store)
+      panel.store(at.row0 + r, at.col0 + c, v[q][k]);
+    else
+      at.dest[r + c * tile_ld] = v[q][k];
+  };
+  for_my_whole_tile_entries<T, Count>(panel, spot, read);
+  for_my_whole_tile_entries<T, Count>(panel, spot, write);
 }
 
 // The row tile of the diagonal block's t-th stored tile (row-tile by row-tile).
@@ -586,6 +586,8 @@ __global__ void __launch_bounds__(panel_threads)
     for (int chunk = blockIdx.x + gridDim.x; chunk < chunks; chunk += gridDim.x) {
       const int chunk_rows_here = rows_of_chunk(chunk);
       __syncthreads();  // the chunk tiles have been stored
+      // By the loop: whole tiles here as well gave double's kernel 204 registers against 186 (a
+      // build before copy_chunk), for chunks only leaves taller than one pass of their blocks have.
       copy_chunk<T, 0, false>(s, panel, w + chunk * chunk_rows, chunk_rows_here, w);
       for (int K = 0; K * tile < first_unfactored; ++K) {
         const int factored = min(tile, first_unfactored - K * tile);

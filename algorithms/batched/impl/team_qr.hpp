@@ -3,6 +3,7 @@
 // batched kernels, with LAPACK's storage (reflectors below the diagonal, R on and above it,
 // tau apart).
 #include <Kokkos_Core.hpp>
+#include <cfloat>
 
 #include "basalt/algorithms/batched/impl/batch_access.hpp"
 #include "basalt/algorithms/batched/impl/team_cholesky.hpp"
@@ -34,7 +35,9 @@ KOKKOS_INLINE_FUNCTION Real norm3(Real a, Real b, Real c) {
   return largest * Kokkos::Experimental::sqrt(a * a + b * b + c * c);
 }
 
-// ||A(begin:m, j)||_2, scaled by the largest magnitude so that no square overflows or
+// ||A(begin:m, j)||_2: the plain sum of squares where it is finite and large enough that the
+// squares lost to underflow cannot matter (each under the smallest normal number, so together
+// under eps of the sum), else scaled by the largest magnitude so that no square overflows or
 // underflows; 0 for an empty or zero column, NaN when the column holds one. Every thread gets
 // the result.
 template <class Member, class T>
@@ -42,6 +45,19 @@ KOKKOS_INLINE_FUNCTION real_t<T> team_column_norm(const Member& team, const Matr
                                                   int begin) {
   using Real = real_t<T>;
   const int m = static_cast<int>(A.extent(0));
+  Real squares = 0;
+  Kokkos::parallel_reduce(
+      Kokkos::TeamThreadRange(team, begin, m),
+      [&](const int i, Real& s) {
+        const Real re = real_part(A(i, j)), im = imag_part(A(i, j));
+        s += re * re + im * im;
+      },
+      squares);
+  constexpr Real smallest_normal = sizeof(Real) == 4 ? Real(FLT_MIN) : Real(DBL_MIN);
+  constexpr Real finite_max = sizeof(Real) == 4 ? Real(FLT_MAX) : Real(DBL_MAX);
+  constexpr Real eps = sizeof(Real) == 4 ? Real(FLT_EPSILON) : Real(DBL_EPSILON);
+  if (squares >= Real(m - begin) * (smallest_normal / eps) && squares <= finite_max)
+    return Kokkos::Experimental::sqrt(squares);
   Real largest = 0;  // Max's identity is the lowest value: an empty range leaves it there
   Kokkos::parallel_reduce(
       Kokkos::TeamThreadRange(team, begin, m),

@@ -81,7 +81,9 @@ struct Cholesky {
 // 128-column leaf with rows below in 234 KB of shared memory, more than a block may have, so such
 // a leaf fell back to potf2 and cuBLAS' trsm; 64-column leaves (H100, z, two rounds) took potrf
 // at 1024 / 2048 / 4096 / 8192 from 1.29 / 2.67-2.73 / 6.77-6.78 / 23.3-23.5 ms to 1.04-1.05 /
-// 2.24-2.27 / 5.89-5.90 / 21.9 (8192: 1.04x -> 1.11x of cuSOLVER).
+// 2.24-2.27 / 5.89-5.90 / 21.9 (8192: 1.04x -> 1.11x of cuSOLVER). The leaf kernel's whole-tile
+// loads are built for these two widths only (backends/cuda/dense/potf2.cu, with_whole_width):
+// another leaf width falls back to its tile-by-tile loop.
 template <class ExecSpace, class T>
 Cholesky cholesky(int n) {
   if constexpr (is_gpu_v<ExecSpace>) {

@@ -192,11 +192,15 @@ BatchedTeam batched_team(int max_rows, int max_cols) {
 
 // One team for one panel (the LU and QR leaves on a CPU): a GPU's team as batched_team's; on a
 // CPU every thread, since the panel is all the work there is (2 cores, d, getrf 3000: getf2
-// 45 ms with one thread, 29 ms with two).
+// 45 ms with one thread, 29 ms with two), but one thread for panels of at most
+// single_thread_panel entries, where the team's barriers (one or more a column) cost more than
+// the other threads save.
+inline constexpr long single_thread_panel = 32768;
 template <class ExecSpace>
 BatchedTeam panel_team(const ExecSpace& exec, int rows, int cols) {
   BatchedTeam team = batched_team<ExecSpace>(rows, cols);
-  if constexpr (!is_gpu_v<ExecSpace>) team.team_size = exec.concurrency();
+  if constexpr (!is_gpu_v<ExecSpace>)
+    team.team_size = static_cast<long>(rows) * cols <= single_thread_panel ? 1 : exec.concurrency();
   return team;
 }
 

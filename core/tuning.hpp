@@ -166,6 +166,20 @@ Qr qr(int k) {
     return {64, 64, 8, std::numeric_limits<int>::max(), 16};
 }
 
+// qr's tuning for k reflectors applied to a C of `columns` columns (rows, applied from the right):
+// building a block's T costs about m ib^2, applying the block 4 m ib a column of C, so on a CPU
+// few columns want narrow blocks (2 cores, z, 500 x 500, ms at ib = 16 / 32 / 64: one column
+// 0.94-1.00 / 1.05-1.10 / 1.72-1.75, LAPACKE 1.09-1.14; 32 columns 2.41 / 2.01 / 2.48; 128 columns
+// 5.13 / 4.03 / 4.19, d 2.44 / 1.79 / 1.65). A GPU keeps qr's block: there each block's calls
+// cost some 10 us whatever their size.
+template <class ExecSpace>
+Qr qr_applied(int k, long columns) {
+  Qr tune = qr<ExecSpace>(k);
+  if constexpr (!is_gpu_v<ExecSpace>)
+    tune.block = columns < 32 ? 16 : columns < 128 ? 32 : tune.block;
+  return tune;
+}
+
 // The portable batched kernels: one team per matrix. On a GPU a team is team_size threads of
 // vector_length lanes, lanes along a column (coalesced) and threads across columns, no wider
 // than the largest matrix needs; on a CPU one thread per matrix, the batch giving the

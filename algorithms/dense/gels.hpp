@@ -99,7 +99,7 @@ int gels(const ExecSpace& exec, Op op, const AView& A, const BView& B) {
     exec.fence();
     return 0;
   }
-  const auto tune = tuning::qr<ExecSpace>(std::min(m, n));
+  const auto tune = tuning::qr_applied<ExecSpace>(std::min(m, n), nrhs);
   const bool wide = m < n;
   const bool minimum_norm = (op != Op::none) != wide;
   if (!wide) {

@@ -33,7 +33,9 @@ void ormqr(const ExecSpace& exec, ApplySide side, Op op, const AView& A, const T
           A.extent(0), " rows");
   require(tau.extent(0) <= std::min(A.extent(0), A.extent(1)), "ormqr", "tau", "tau holds ",
           tau.extent(0), " reflectors; A is ", A.extent(0), " x ", A.extent(1));
-  impl::ormqr(exec, side, op, A, tau, C, tuning::qr<ExecSpace>(static_cast<int>(tau.extent(0))));
+  impl::ormqr(exec, side, op, A, tau, C,
+              tuning::qr_applied<ExecSpace>(static_cast<int>(tau.extent(0)),
+                                            static_cast<long>(left ? C.extent(1) : C.extent(0))));
 }
 
 }  // namespace basalt

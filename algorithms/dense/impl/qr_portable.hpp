@@ -448,6 +448,10 @@ void geqrf(const ExecSpace& exec, const AView& A, const TauView& tau, tuning::Qr
 // C = op(Q) C (left) or C op(Q) (right) for Q = H(0) ... H(k-1), the k = length of tau
 // reflectors of A (nq x >= k, nq = rows of C on the left, columns on the right), nb at a time:
 // the block's reflectors padded, larft, then larfb, blocks taken in the order the product needs.
+// The padded reflectors and T of a block depend on A alone, so the next block's are built on a
+// side instance while exec applies this one's, in two workspaces that alternate by block (as
+// geqrf's look-ahead): on a GPU that building costs about as much as applying a block of 256
+// reflectors to 256 columns (perf/NOTES.md, "ormqr on the GPU").
 template <class ExecSpace, class AView, class TauView, class CView>
 void ormqr(const ExecSpace& exec, ApplySide side, Op op, const AView& A, const TauView& tau,
            const CView& C, tuning::Qr tune) {
@@ -457,19 +461,37 @@ void ormqr(const ExecSpace& exec, ApplySide side, Op op, const AView& A, const T
   if (k == 0 || C.extent(0) == 0 || C.extent(1) == 0) return;
   const int nb = std::min(tune.block, k);
   const int other = static_cast<int>(left ? C.extent(1) : C.extent(0));
-  const QrWork<ExecSpace, T> work(nb, left ? nb : other, left ? other : nb, nq, nb, 0, 0);
   const bool forward = left == (op != Op::none);
   const int blocks = (k + nb - 1) / nb;
+  const bool two = blocks > 1;  // the second workspace holds no larfb W
+  const QrWork<ExecSpace, T> work[2] = {
+      QrWork<ExecSpace, T>(nb, left ? nb : other, left ? other : nb, nq, nb, 0, 0),
+      QrWork<ExecSpace, T>(two ? nb : 0, 0, 0, two ? nq : 0, two ? nb : 0, 0, 0)};
+  const auto first = [&](int b) { return (forward ? b : blocks - 1 - b) * nb; };
+  const auto reflectors = [&](int b) {
+    const int i = first(b);
+    return Kokkos::subview(work[b % 2].v, range(0, nq - i), range(0, std::min(nb, k - i)));
+  };
+  const auto t_factor = [&](int b) {
+    const int ib = std::min(nb, k - first(b));
+    return Kokkos::subview(work[b % 2].t, range(0, ib), range(0, ib));
+  };
+  const auto prepare = [&](const ExecSpace& space, int b) {
+    const int i = first(b), ib = std::min(nb, k - i);
+    pad_reflectors(space, Kokkos::subview(A, range(i, nq), range(i, i + ib)), reflectors(b));
+    larft(space, reflectors(b), Kokkos::subview(tau, range(i, i + ib)), t_factor(b),
+          tune.recursion_width);
+  };
+  const SideSpace<ExecSpace> look_ahead(exec);
+  prepare(exec, 0);
   for (int b = 0; b < blocks; ++b) {
-    const int i = (forward ? b : blocks - 1 - b) * nb, ib = std::min(nb, k - i);
-    const auto Vp = Kokkos::subview(work.v, range(0, nq - i), range(0, ib));
-    const auto Tf = Kokkos::subview(work.t, range(0, ib), range(0, ib));
-    pad_reflectors(exec, Kokkos::subview(A, range(i, nq), range(i, i + ib)), Vp);
-    larft(exec, Vp, Kokkos::subview(tau, range(i, i + ib)), Tf, tune.recursion_width);
-    larfb(exec, side, op, Vp, Tf,
+    if (b + 1 < blocks) prepare(look_ahead.fork(), b + 1);
+    const int i = first(b);
+    larfb(exec, side, op, reflectors(b), t_factor(b),
           left ? Kokkos::subview(C, range(i, nq), Kokkos::ALL)
                : Kokkos::subview(C, Kokkos::ALL, range(i, nq)),
-          work.w);
+          work[0].w);
+    look_ahead.join();
   }
 }
 

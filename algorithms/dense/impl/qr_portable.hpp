@@ -335,26 +335,63 @@ void larft(const ExecSpace& exec, const VView& Vp, const TauView& tau, const TVi
   portable::larft_factor(exec, tau, T, leaf_width);
 }
 
+// T^-1 for the k reflectors of the padded Vp (p x k) and tau, without T (the UT transform,
+// Joffrain et al. 2006): T^-1 = triu(V^H V, 1) + diag(1 / tau), the inverse of larft's T.
+// A reflector with tau = 0 (H = I) has no such entry: its column of Vp and its row and column of
+// T^-1 are zeroed and its diagonal set to one, which leaves it out of V T V^H as T's zero row and
+// column leave it out. One gemm and one launch, where larft adds a launch for the leaves and one
+// per level of joins (ormqr with one column, d 8192 on an H200: 3.1-3.5 ms against 5.0 with
+// larft's T).
+template <class ExecSpace, class VView, class TauView, class TView>
+void larft_inverse(const ExecSpace& exec, const VView& Vp, const TauView& tau, const TView& Tinv) {
+  using Scalar = typename TView::non_const_value_type;
+  ProfilingRegion region("basalt::larft");
+  const int k = static_cast<int>(Vp.extent(1)), p = static_cast<int>(Vp.extent(0));
+  if (k == 0) return;
+  gemm(exec, Op::conj_transpose, Op::none, Scalar(1), Vp, Vp, Scalar(0), Tinv);
+  Kokkos::parallel_for(
+      "basalt::larft::inverse", Kokkos::RangePolicy<ExecSpace>(exec, 0, k),
+      KOKKOS_LAMBDA(const int j) {
+        if (tau(j) != Scalar(0)) {
+          Tinv(j, j) = Scalar(1) / tau(j);
+          return;
+        }
+        for (int i = 0; i < p; ++i) Vp(i, j) = Scalar(0);
+        for (int l = 0; l < k; ++l) {
+          if (l < j) Tinv(l, j) = Scalar(0);
+          if (l > j) Tinv(j, l) = Scalar(0);
+        }
+        Tinv(j, j) = Scalar(1);
+      });
+}
+
 // LAPACK's larfb (forward, columnwise): C = op(Q) C (side left, C p x n) or C op(Q) (side
 // right, C n x p) for Q = I - V T V^H, with V padded (Vp p x k); op is Op::none or the adjoint.
 // W = V^H C (or C V) over all p rows as one gemm, W = op(T) W (or W op(T)), C -= V W (or W V^H).
+// T holds T (larft's), or T^-1 where t_inverted (larft_inverse's), then applied by a solve.
 template <class ExecSpace, class VView, class TView, class CView, class WView>
 void larfb(const ExecSpace& exec, ApplySide side, Op op, const VView& Vp, const TView& T,
-           const CView& C, const WView& work) {
+           const CView& C, const WView& work, bool t_inverted = false) {
   using Scalar = typename CView::non_const_value_type;
   ProfilingRegion region("basalt::larfb");
   const int k = static_cast<int>(Vp.extent(1));
   if (k == 0 || C.extent(0) == 0 || C.extent(1) == 0) return;
   const Op op_t = op == Op::none ? Op::none : Op::conj_transpose;
+  const auto apply_t = [&](ApplySide t_side, const auto& W) {
+    if (t_inverted)
+      trsm(exec, t_side, false, op_t, false, Scalar(1), T, W);
+    else
+      trmm(exec, t_side, false, op_t, false, Scalar(1), T, W);
+  };
   if (side == ApplySide::left) {
     const auto W = Kokkos::subview(work, range(0, k), range(0, static_cast<int>(C.extent(1))));
     gemm(exec, Op::conj_transpose, Op::none, Scalar(1), Vp, C, Scalar(0), W);
-    trmm(exec, ApplySide::left, false, op_t, false, Scalar(1), T, W);
+    apply_t(ApplySide::left, W);
     gemm(exec, Op::none, Op::none, Scalar(-1), Vp, W, Scalar(1), C);
   } else {
     const auto W = Kokkos::subview(work, range(0, static_cast<int>(C.extent(0))), range(0, k));
     gemm(exec, Op::none, Op::none, Scalar(1), C, Vp, Scalar(0), W);
-    trmm(exec, ApplySide::right, false, op_t, false, Scalar(1), T, W);
+    apply_t(ApplySide::right, W);
     gemm(exec, Op::none, Op::conj_transpose, Scalar(-1), W, Vp, Scalar(1), C);
   }
 }
@@ -447,11 +484,11 @@ void geqrf(const ExecSpace& exec, const AView& A, const TauView& tau, tuning::Qr
 
 // C = op(Q) C (left) or C op(Q) (right) for Q = H(0) ... H(k-1), the k = length of tau
 // reflectors of A (nq x >= k, nq = rows of C on the left, columns on the right), nb at a time:
-// the block's reflectors padded, larft, then larfb, blocks taken in the order the product needs.
-// The padded reflectors and T of a block depend on A alone, so the next block's are built on a
-// side instance while exec applies this one's, in two workspaces that alternate by block (as
-// geqrf's look-ahead): on a GPU that building costs about as much as applying a block of 256
-// reflectors to 256 columns (perf/NOTES.md, "ormqr on the GPU").
+// the block's reflectors padded, T^-1 (larft_inverse), then larfb solving with it, blocks taken
+// in the order the product needs. A block's padded reflectors and T^-1 depend on A alone, so the
+// next block's are built on a side instance while exec applies this one's, in two workspaces that
+// alternate by block (as geqrf's look-ahead); C's width does not change what that building costs
+// (perf/NOTES.md, "ormqr on the GPU").
 template <class ExecSpace, class AView, class TauView, class CView>
 void ormqr(const ExecSpace& exec, ApplySide side, Op op, const AView& A, const TauView& tau,
            const CView& C, tuning::Qr tune) {
@@ -479,8 +516,7 @@ void ormqr(const ExecSpace& exec, ApplySide side, Op op, const AView& A, const T
   const auto prepare = [&](const ExecSpace& space, int b) {
     const int i = first(b), ib = std::min(nb, k - i);
     pad_reflectors(space, Kokkos::subview(A, range(i, nq), range(i, i + ib)), reflectors(b));
-    larft(space, reflectors(b), Kokkos::subview(tau, range(i, i + ib)), t_factor(b),
-          tune.recursion_width);
+    larft_inverse(space, reflectors(b), Kokkos::subview(tau, range(i, i + ib)), t_factor(b));
   };
   const SideSpace<ExecSpace> look_ahead(exec);
   prepare(exec, 0);
@@ -490,7 +526,7 @@ void ormqr(const ExecSpace& exec, ApplySide side, Op op, const AView& A, const T
     larfb(exec, side, op, reflectors(b), t_factor(b),
           left ? Kokkos::subview(C, range(i, nq), Kokkos::ALL)
                : Kokkos::subview(C, Kokkos::ALL, range(i, nq)),
-          work[0].w);
+          work[0].w, true);
     look_ahead.join();
   }
 }

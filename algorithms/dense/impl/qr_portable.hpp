@@ -500,18 +500,26 @@ void ormqr(const ExecSpace& exec, ApplySide side, Op op, const AView& A, const T
   const int other = static_cast<int>(left ? C.extent(1) : C.extent(0));
   const bool forward = left == (op != Op::none);
   const int blocks = (k + nb - 1) / nb;
-  const bool two = blocks > 1;  // the second workspace holds no larfb W
-  const QrWork<ExecSpace, T> work[2] = {
-      QrWork<ExecSpace, T>(nb, left ? nb : other, left ? other : nb, nq, nb, 0, 0),
-      QrWork<ExecSpace, T>(two ? nb : 0, 0, 0, two ? nq : 0, two ? nb : 0, 0, 0)};
+  // The padded reflectors and T^-1 twice over, alternating by block, and larfb's W (exec's
+  // alone): no more, since every allocation is a call to the device's allocator.
+  using Matrix = Kokkos::View<T**, Kokkos::LayoutLeft, typename ExecSpace::memory_space>;
+  const auto allocate = [](const std::string& label, int rows, int cols) {
+    return Matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), rows, cols);
+  };
+  Matrix v[2], t_inverse[2];
+  for (int slot = 0; slot < std::min(blocks, 2); ++slot) {
+    v[slot] = allocate("basalt::qr::v", nq, nb);
+    t_inverse[slot] = allocate("basalt::qr::t", nb, nb);
+  }
+  const Matrix w = allocate("basalt::qr::w", left ? nb : other, left ? other : nb);
   const auto first = [&](int b) { return (forward ? b : blocks - 1 - b) * nb; };
   const auto reflectors = [&](int b) {
     const int i = first(b);
-    return Kokkos::subview(work[b % 2].v, range(0, nq - i), range(0, std::min(nb, k - i)));
+    return Kokkos::subview(v[b % 2], range(0, nq - i), range(0, std::min(nb, k - i)));
   };
   const auto t_factor = [&](int b) {
     const int ib = std::min(nb, k - first(b));
-    return Kokkos::subview(work[b % 2].t, range(0, ib), range(0, ib));
+    return Kokkos::subview(t_inverse[b % 2], range(0, ib), range(0, ib));
   };
   const auto prepare = [&](const ExecSpace& space, int b) {
     const int i = first(b), ib = std::min(nb, k - i);
@@ -526,7 +534,7 @@ void ormqr(const ExecSpace& exec, ApplySide side, Op op, const AView& A, const T
     larfb(exec, side, op, reflectors(b), t_factor(b),
           left ? Kokkos::subview(C, range(i, nq), Kokkos::ALL)
                : Kokkos::subview(C, Kokkos::ALL, range(i, nq)),
-          work[0].w, true);
+          w, true);
     look_ahead.join();
   }
 }

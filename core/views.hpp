@@ -1,8 +1,11 @@
 #pragma once
 // View aliases and scalar traits shared by every layer.
 #include <Kokkos_Core.hpp>
+#include <climits>
 #include <string>
 #include <type_traits>
+
+#include "basalt/core/errors.hpp"
 
 namespace basalt {
 
@@ -86,5 +89,14 @@ inline constexpr bool is_pivot_view_v =
 template <class ExecSpace, class View>
 inline constexpr bool is_accessible_from_v =
     Kokkos::SpaceAccessibility<ExecSpace, typename View::memory_space>::accessible;
+
+// Basalt counts rows, columns and a batch's matrices in int, as LAPACK's and cuBLAS' 32-bit
+// interfaces do: a View with an extent over 2^31 - 1 is rejected, where a cast would wrap it.
+template <class View>
+void require_int_extents(const char* routine, const char* argument, const View& view) {
+  for (unsigned r = 0; r < View::rank; ++r)
+    require(view.extent(r) <= static_cast<std::size_t>(INT_MAX), routine, argument, argument,
+            "'s extent ", r, " is ", view.extent(r), ", over 2^31 - 1");
+}
 
 }  // namespace basalt

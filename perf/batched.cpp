@@ -1,8 +1,8 @@
 // getrf_batched, potrf_batched, geqrf_batched: --batch m x n matrices (make_batch's layout,
 // square for LU and Cholesky) factored in one call, in Gflop/s (LAWN 41 counts times the batch),
 // beside cuBLAS getrfBatched / cuSOLVER potrfBatched (lower) / cuBLAS geqrfBatched, or a loop of
-// LAPACKE calls on the host. --check reports the largest backward error of the first few
-// matrices, in units of eps: ||PA - LU|| / (n ||A||), ||A - LL^H|| / (n ||A||) and
+// LAPACKE calls on the host. --check reports the largest backward error of the first two and
+// the last two matrices, in units of eps: ||PA - LU|| / (n ||A||), ||A - LL^H|| / (n ||A||) and
 // ||A^H A - R^H R|| / (n ||A||^2).
 // --variable: every matrix of the batch gets its own size, drawn uniformly from 1..n (rows
 // named <routine>_variable, flops summed over the matrices); the vendor columns then hold the
@@ -25,6 +25,7 @@
 #include <Kokkos_Random.hpp>
 #include <cmath>
 #include <random>
+#include <set>
 
 namespace basalt::perf {
 
@@ -149,7 +150,7 @@ struct BatchedCases {
     Kokkos::View<int*> info("info", count);
     auto restore = [&] { Kokkos::deep_copy(exec, A, original); };
     // --portable: the team kernels even where a backend's kernel would take the batch.
-    const auto a = impl::matrices<Exec>(A);
+    const auto a = impl::matrices<Exec>(A, "basalt-perf", "A");
     const auto pivots = impl::vectors<Exec>(ipiv, "basalt-perf", "ipiv");
     const auto launch = impl::batch_launch<Exec>(a);
     const Timing ours = measure(ctx, restore, [&] {
@@ -228,8 +229,10 @@ struct BatchedCases {
     const auto f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), factored);
     const auto ipiv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pivots);
     const long m = a.extent(1), n = a.extent(2), k = std::min(m, n);
+    const long count = a.extent(0);
     double worst = 0;
-    for (long b = 0; b < std::min<long>(a.extent(0), 4); ++b) {
+    // The first two matrices and the last two, where offsets past 2^31 entries would show.
+    for (long b : std::set<long>{0, std::min(1L, count - 1), std::max(0L, count - 2), count - 1}) {
       std::vector<Wide> error(m * n), ref(m * n);
       auto at = [&](std::vector<Wide>& v, long i, long j) -> Wide& { return v[i + j * m]; };
       auto factor = [&](long i, long j) { return Wide(f(b, i, j)); };

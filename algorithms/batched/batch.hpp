@@ -15,6 +15,7 @@
 // VariableBatch of one column each (make_variable_vectors).
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -113,6 +114,8 @@ VariableBatch<Scalar, MemorySpace> make_variable_batch(const std::string& label,
                                                        const std::vector<int>& cols) {
   require(rows.size() == cols.size(), "make_variable_batch", "cols", "cols has ", cols.size(),
           " entries; rows has ", rows.size());
+  require(rows.size() <= static_cast<std::size_t>(INT_MAX), "make_variable_batch", "rows",
+          "rows has ", rows.size(), " entries, over 2^31 - 1 matrices");
   const int count = static_cast<int>(rows.size());
   VariableBatch<Scalar, MemorySpace> batch;
   batch.host_rows = typename VariableBatch<Scalar, MemorySpace>::HostInts("rows", count);

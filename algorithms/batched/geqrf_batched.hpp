@@ -171,7 +171,7 @@ void geqrf_batched(const ExecSpace& exec, const ABatch& A, const TauBatch& tau) 
                 "basalt::geqrf_batched overwrites A");
   static_assert(std::is_same_v<typename TauBatch::value_type, typename ABatch::value_type>,
                 "tau must be a writable batch of A's scalar type");
-  const auto a = impl::matrices<ExecSpace>(A);
+  const auto a = impl::matrices<ExecSpace>(A, "geqrf_batched", "A");
   const auto t = impl::vectors<ExecSpace>(tau, "geqrf_batched", "tau");
   impl::require_same_count("geqrf_batched", "tau", a, t);
   impl::check_min_dimension_vectors("geqrf_batched", "tau", a, t);
@@ -191,9 +191,9 @@ void ormqr_batched(const ExecSpace& exec, ApplySide side, Op op, const ABatch& A
   using T = impl::batch_scalar_t<ABatch>;
   require(op != Op::transpose || std::is_floating_point_v<T>, "ormqr_batched", "op",
           "Q of a complex QR is applied as Op::none or Op::conj_transpose");
-  const auto a = impl::matrices<ExecSpace>(A);
+  const auto a = impl::matrices<ExecSpace>(A, "ormqr_batched", "A");
   const auto t = impl::vectors<ExecSpace>(tau, "ormqr_batched", "tau");
-  const auto c = impl::matrices<ExecSpace>(C);
+  const auto c = impl::matrices<ExecSpace>(C, "ormqr_batched", "C");
   impl::require_same_count("ormqr_batched", "tau", a, t);
   impl::require_same_count("ormqr_batched", "C", a, c);
   const bool left = side == ApplySide::left;
@@ -229,8 +229,8 @@ void gels_batched(const ExecSpace& exec, Op op, const ABatch& A, const BBatch& B
   using T = impl::batch_scalar_t<ABatch>;
   require(op != Op::transpose || std::is_floating_point_v<T>, "gels_batched", "op",
           "a complex system is solved as Op::none or Op::conj_transpose");
-  const auto a = impl::matrices<ExecSpace>(A);
-  const auto x = impl::matrices<ExecSpace>(B);
+  const auto a = impl::matrices<ExecSpace>(A, "gels_batched", "A");
+  const auto x = impl::matrices<ExecSpace>(B, "gels_batched", "B");
   impl::require_same_count("gels_batched", "B", a, x);
   impl::require_info<ExecSpace>("gels_batched", info, a.count);
   impl::check_each_matrix(
@@ -244,7 +244,7 @@ void gels_batched(const ExecSpace& exec, Op op, const ABatch& A, const BBatch& B
   using Memory = typename ExecSpace::memory_space;
   const auto run = [&](const auto& tau, const auto& work) {
     const auto t = impl::vectors<ExecSpace>(tau, "gels_batched", "tau");
-    const auto w = impl::matrices<ExecSpace>(work);
+    const auto w = impl::matrices<ExecSpace>(work, "gels_batched", "work");
     portable::gels_factor_batched(exec, a, w, t, impl::batch_launch<ExecSpace>(a));
     portable::gels_solve_batched(exec, op, a, w, t, x, info, impl::solve_launch<ExecSpace>(x));
   };

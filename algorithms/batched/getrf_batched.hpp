@@ -95,7 +95,7 @@ void getrf_batched(const ExecSpace& exec, const ABatch& A, const PivBatch& ipiv,
                 "basalt::getrf_batched overwrites A");
   static_assert(std::is_same_v<typename PivBatch::value_type, int>,
                 "ipiv must be a writable batch of int");
-  const auto a = impl::matrices<ExecSpace>(A);
+  const auto a = impl::matrices<ExecSpace>(A, "getrf_batched", "A");
   const auto p = impl::vectors<ExecSpace>(ipiv, "getrf_batched", "ipiv");
   impl::require_same_count("getrf_batched", "ipiv", a, p);
   impl::require_info<ExecSpace>("getrf_batched", info, a.count);
@@ -141,9 +141,9 @@ template <class ExecSpace, class ABatch, class PivBatch, class BBatch>
 void getrs_batched(const ExecSpace& exec, Op op, const ABatch& A, const PivBatch& ipiv,
                    const BBatch& B) {
   impl::check_same_scalar<ABatch, BBatch>();
-  const auto a = impl::matrices<ExecSpace>(A);
+  const auto a = impl::matrices<ExecSpace>(A, "getrs_batched", "A");
   const auto p = impl::vectors<ExecSpace>(ipiv, "getrs_batched", "ipiv");
-  const auto x = impl::matrices<ExecSpace>(B);
+  const auto x = impl::matrices<ExecSpace>(B, "getrs_batched", "B");
   impl::check_lu_solve("getrs_batched", a, p, x);
   portable::getrs_batched(exec, op, a, p, x, Kokkos::View<int*, typename ExecSpace::memory_space>(),
                           impl::solve_launch<ExecSpace>(x));
@@ -153,9 +153,9 @@ template <class ExecSpace, class ABatch, class PivBatch, class BBatch, class Inf
 void gesv_batched(const ExecSpace& exec, const ABatch& A, const PivBatch& ipiv, const BBatch& B,
                   const InfoView& info) {
   impl::check_same_scalar<ABatch, BBatch>();
-  const auto a = impl::matrices<ExecSpace>(A);
+  const auto a = impl::matrices<ExecSpace>(A, "gesv_batched", "A");
   const auto p = impl::vectors<ExecSpace>(ipiv, "gesv_batched", "ipiv");
-  const auto x = impl::matrices<ExecSpace>(B);
+  const auto x = impl::matrices<ExecSpace>(B, "gesv_batched", "B");
   impl::check_lu_solve("gesv_batched", a, p, x);
   getrf_batched(exec, A, ipiv, info);
   portable::getrs_batched(exec, Op::none, a, p, x, info, impl::solve_launch<ExecSpace>(x));

@@ -99,7 +99,7 @@ void potrf_batched(const ExecSpace& exec, Triangle uplo, const ABatch& A, const 
                 "the first argument must be a Kokkos execution space instance");
   static_assert(!std::is_const_v<typename ABatch::value_type>,
                 "basalt::potrf_batched overwrites A");
-  const auto a = impl::matrices<ExecSpace>(A);
+  const auto a = impl::matrices<ExecSpace>(A, "potrf_batched", "A");
   impl::require_info<ExecSpace>("potrf_batched", info, a.count);
   impl::check_square("potrf_batched", a);
   using Spec = Specialization<routine::potrf_batched, ExecSpace>;
@@ -112,8 +112,8 @@ void potrf_batched(const ExecSpace& exec, Triangle uplo, const ABatch& A, const 
 template <class ExecSpace, class ABatch, class BBatch>
 void potrs_batched(const ExecSpace& exec, Triangle uplo, const ABatch& A, const BBatch& B) {
   impl::check_same_scalar<ABatch, BBatch>();
-  const auto a = impl::matrices<ExecSpace>(A);
-  const auto x = impl::matrices<ExecSpace>(B);
+  const auto a = impl::matrices<ExecSpace>(A, "potrs_batched", "A");
+  const auto x = impl::matrices<ExecSpace>(B, "potrs_batched", "B");
   impl::check_cholesky_solve("potrs_batched", a, x);
   portable::potrs_batched(exec, uplo, a, x, Kokkos::View<int*, typename ExecSpace::memory_space>(),
                           impl::solve_launch<ExecSpace>(x));
@@ -123,8 +123,8 @@ template <class ExecSpace, class ABatch, class BBatch, class InfoView>
 void posv_batched(const ExecSpace& exec, Triangle uplo, const ABatch& A, const BBatch& B,
                   const InfoView& info) {
   impl::check_same_scalar<ABatch, BBatch>();
-  const auto a = impl::matrices<ExecSpace>(A);
-  const auto x = impl::matrices<ExecSpace>(B);
+  const auto a = impl::matrices<ExecSpace>(A, "posv_batched", "A");
+  const auto x = impl::matrices<ExecSpace>(B, "posv_batched", "B");
   impl::check_cholesky_solve("posv_batched", a, x);
   potrf_batched(exec, uplo, A, info);
   portable::potrs_batched(exec, uplo, a, x, info, impl::solve_launch<ExecSpace>(x));

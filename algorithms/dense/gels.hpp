@@ -42,7 +42,7 @@ int gels(const ExecSpace& exec, bool minimum_norm, const FView& F, const BView& 
 
   // R's first exactly-zero diagonal entry (xTRTRS's check), and whether R is zero at all (A is).
   using Range = Kokkos::RangePolicy<ExecSpace>;
-  int first_zero = INT_MAX, nonzeros = 0;
+  int first_zero = INT_MAX, any_nonzero = 0;
   Kokkos::parallel_reduce(
       "basalt::gels::rank", Range(exec, 0, q),
       KOKKOS_LAMBDA(const int j, int& found) {
@@ -51,11 +51,11 @@ int gels(const ExecSpace& exec, bool minimum_norm, const FView& F, const BView& 
       Kokkos::Min<int>(first_zero));
   Kokkos::parallel_reduce(
       "basalt::gels::zero", Range(exec, 0, q),
-      KOKKOS_LAMBDA(const int j, int& count) {
-        for (int i = 0; i <= j; ++i) count += F(i, j) != T(0) ? 1 : 0;
+      KOKKOS_LAMBDA(const int j, int& found) {
+        for (int i = 0; i <= j; ++i) found = found || F(i, j) != T(0);
       },
-      nonzeros);
-  if (nonzeros == 0) {
+      Kokkos::LOr<int>(any_nonzero));  // a flag: a count of R's entries overflows int
+  if (!any_nonzero) {
     Kokkos::deep_copy(exec, B, T(0));
     return 0;
   }
@@ -90,6 +90,8 @@ int gels(const ExecSpace& exec, Op op, const AView& A, const BView& B) {
                 "basalt::gels: B must be accessible from the execution space");
   require(op != Op::transpose || std::is_floating_point_v<T>, "gels", "op",
           "a complex system is solved as Op::none or Op::conj_transpose");
+  require_int_extents("gels", "A", A);
+  require_int_extents("gels", "B", B);
   const int m = static_cast<int>(A.extent(0)), n = static_cast<int>(A.extent(1));
   const int p = std::max(m, n), q = std::min(m, n), nrhs = static_cast<int>(B.extent(1));
   require(static_cast<int>(B.extent(0)) == p, "gels", "B", "B has ", B.extent(0), " rows; A is ", m,

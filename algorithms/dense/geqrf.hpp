@@ -52,6 +52,7 @@ void geqrf(const ExecSpace& exec, const AView& A, const TauView& tau) {
   impl::check_qr_views<ExecSpace, AView, TauView>();
   static_assert(!std::is_const_v<typename AView::value_type>, "basalt::geqrf overwrites A");
   static_assert(!std::is_const_v<typename TauView::value_type>, "basalt::geqrf writes tau");
+  require_int_extents("geqrf", "A", A);
   const auto k = std::min(A.extent(0), A.extent(1));
   require(tau.extent(0) >= k, "geqrf", "tau", "tau holds ", tau.extent(0),
           " entries; min(m, n) = ", k, " are needed");

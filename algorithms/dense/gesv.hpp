@@ -12,6 +12,8 @@ namespace basalt {
 
 template <class ExecSpace, class AView, class PivView, class BView>
 int gesv(const ExecSpace& exec, const AView& A, const PivView& ipiv, const BView& B) {
+  require_int_extents("gesv", "A", A);
+  require_int_extents("gesv", "B", B);
   require(A.extent(1) == A.extent(0), "gesv", "A", "A is ", A.extent(0), " x ", A.extent(1),
           "; it must be square");
   require(B.extent(0) == A.extent(0), "gesv", "B", "B has ", B.extent(0), " rows; A has ",

@@ -35,6 +35,7 @@ void check_lu_arguments(const char* routine, const AView& A, const PivView& ipiv
   static_assert(is_pivot_view_v<PivView>, "ipiv must be a rank-1 View of int");
   static_assert(is_accessible_from_v<ExecSpace, AView> && is_accessible_from_v<ExecSpace, PivView>,
                 "A and ipiv must be accessible from the execution space");
+  require_int_extents(routine, "A", A);
   const auto mn = std::min(A.extent(0), A.extent(1));
   require(ipiv.extent(0) >= mn, routine, "ipiv", "ipiv holds ", ipiv.extent(0),
           " entries; min(m, n) = ", mn, " are needed");

@@ -22,6 +22,7 @@ void getrs(const ExecSpace& exec, Op op, const AView& A, const PivView& ipiv, co
                 "basalt::getrs: B must be a writable rank-2 LayoutLeft View of A's scalar type");
   static_assert(is_accessible_from_v<ExecSpace, BView>,
                 "basalt::getrs: B must be accessible from the execution space");
+  require_int_extents("getrs", "B", B);
   const int n = static_cast<int>(A.extent(0));
   require(A.extent(1) == A.extent(0), "getrs", "A", "A is ", A.extent(0), " x ", A.extent(1),
           "; it must be square");

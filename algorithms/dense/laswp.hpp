@@ -76,6 +76,7 @@ void laswp(const ExecSpace& exec, const AView& A, const PivView& ipiv, int k1, i
   static_assert(is_accessible_from_v<ExecSpace, AView> && is_accessible_from_v<ExecSpace, PivView>,
                 "basalt::laswp: A and ipiv must be accessible from the execution space");
 
+  require_int_extents("laswp", "A", A);
   const int m = static_cast<int>(A.extent(0));
   const int npiv = static_cast<int>(ipiv.extent(0));
   require(k1 >= 1, "laswp", "k1", "k1 = ", k1, " must be at least 1");

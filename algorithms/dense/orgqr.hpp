@@ -15,6 +15,7 @@ template <class ExecSpace, class AView, class TauView>
 void orgqr(const ExecSpace& exec, const AView& A, const TauView& tau) {
   impl::check_qr_views<ExecSpace, AView, TauView>();
   static_assert(!std::is_const_v<typename AView::value_type>, "basalt::orgqr overwrites A");
+  require_int_extents("orgqr", "A", A);
   require(A.extent(1) <= A.extent(0), "orgqr", "A", "A is ", A.extent(0), " x ", A.extent(1),
           "; Q's first n columns need m >= n");
   require(tau.extent(0) <= A.extent(1), "orgqr", "tau", "tau holds ", tau.extent(0),

@@ -27,6 +27,8 @@ void ormqr(const ExecSpace& exec, ApplySide side, Op op, const AView& A, const T
   using T = typename AView::non_const_value_type;
   require(op != Op::transpose || std::is_floating_point_v<T>, "ormqr", "op",
           "Q of a complex QR is applied as Op::none or Op::conj_transpose");
+  require_int_extents("ormqr", "A", A);
+  require_int_extents("ormqr", "C", C);
   const bool left = side == ApplySide::left;
   const auto nq = left ? C.extent(0) : C.extent(1);
   require(A.extent(0) == nq, "ormqr", "C", "C has ", nq, left ? " rows" : " columns", "; A has ",

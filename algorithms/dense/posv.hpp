@@ -12,6 +12,8 @@ namespace basalt {
 
 template <class ExecSpace, class AView, class BView>
 int posv(const ExecSpace& exec, Triangle uplo, const AView& A, const BView& B) {
+  require_int_extents("posv", "A", A);
+  require_int_extents("posv", "B", B);
   require(A.extent(1) == A.extent(0), "posv", "A", "A is ", A.extent(0), " x ", A.extent(1),
           "; it must be square");
   require(B.extent(0) == A.extent(0), "posv", "B", "B has ", B.extent(0), " rows; A has ",

@@ -36,6 +36,7 @@ void check_cholesky_matrix(const char* routine, const AView& A) {
       "Kokkos::complex<double>");
   static_assert(is_accessible_from_v<ExecSpace, AView>,
                 "A must be accessible from the execution space");
+  require_int_extents(routine, "A", A);
   require(A.extent(0) == A.extent(1), routine, "A", "A is ", A.extent(0), " x ", A.extent(1),
           "; it must be square");
 }

@@ -21,6 +21,7 @@ void potrs(const ExecSpace& exec, Triangle uplo, const AView& A, const BView& B)
                 "basalt::potrs: B must be a writable rank-2 LayoutLeft View of A's scalar type");
   static_assert(is_accessible_from_v<ExecSpace, BView>,
                 "basalt::potrs: B must be accessible from the execution space");
+  require_int_extents("potrs", "B", B);
   require(B.extent(0) == A.extent(0), "potrs", "B", "B has ", B.extent(0), " rows; A has ",
           A.extent(0));
   if (A.extent(0) == 0 || B.extent(1) == 0) return;

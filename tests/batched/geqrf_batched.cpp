@@ -1,7 +1,7 @@
 #include "basalt/algorithms/batched/geqrf_batched.hpp"
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 
@@ -554,8 +554,8 @@ TEMPLATE_TEST_CASE("cuda::geqrf_batched equals portable::geqrf_batched", "[geqrf
   const auto check_both = [&](const std::vector<HostMatrix<T>>& originals, const auto& fast,
                               const auto& reference, const auto& fast_tau,
                               const auto& reference_tau) {
-    const auto a_fast = impl::matrices<Exec>(fast);
-    const auto a_reference = impl::matrices<Exec>(reference);
+    const auto a_fast = impl::matrices<Exec>(fast, "test", "A");
+    const auto a_reference = impl::matrices<Exec>(reference, "test", "A");
     REQUIRE(cuda::geqrf_batched_fits(a_fast));
     cuda::geqrf_batched(exec, a_fast, impl::vectors<Exec>(fast_tau, "test", "tau"));
     portable::geqrf_batched(exec, a_reference, impl::vectors<Exec>(reference_tau, "test", "tau"),
@@ -634,7 +634,7 @@ template <class T>
 Factored<T> factor(const std::vector<HostMatrix<T>>& originals, bool fixed, bool cuda_path) {
   const Kokkos::Cuda exec;
   const auto run = [&](const auto& A, const auto& tau) {
-    const auto a = impl::matrices<Exec>(A);
+    const auto a = impl::matrices<Exec>(A, "test", "A");
     const auto t = impl::vectors<Exec>(tau, "test", "tau");
     if (cuda_path) {
       REQUIRE(cuda::geqrf_batched_fits(a));
@@ -844,7 +844,7 @@ TEMPLATE_TEST_CASE("cuda::geqrf_batched on extreme entries and past its limit",
                                            random_matrix<T>(513, 3)};
   auto A = variable_batch(past);
   auto tau = make_variable_vectors<T>("tau", min_dimensions(A));
-  CHECK_FALSE(cuda::geqrf_batched_fits(impl::matrices<Exec>(A)));
+  CHECK_FALSE(cuda::geqrf_batched_fits(impl::matrices<Exec>(A, "test", "A")));
   geqrf_batched(Exec(), A, tau);
   const auto qr = host_matrices(A);
   const auto taus = host_matrices(tau);

@@ -1,6 +1,7 @@
 #include "basalt/algorithms/batched/getrf_batched.hpp"
 
 #include <catch2/catch.hpp>
+#include <climits>
 #include <cmath>
 #include <limits>
 
@@ -204,12 +205,15 @@ TEST_CASE("getrf_batched takes any layout and any team shape to the same factors
     auto in_place = device_batch(originals, n, n);
     auto threaded = device_batch(originals, n, n);
     const auto pivots = impl::vectors<Exec>(ipiv, "test", "ipiv");
-    auto launch = impl::batch_launch<Exec>(impl::matrices<Exec>(threaded));
-    portable::getrf_batched(Exec(), impl::matrices<Exec>(portable_default), pivots, info, launch);
+    auto launch = impl::batch_launch<Exec>(impl::matrices<Exec>(threaded, "test", "A"));
+    portable::getrf_batched(Exec(), impl::matrices<Exec>(portable_default, "test", "A"), pivots,
+                            info, launch);
     launch.team.team_size = 2;
-    portable::getrf_batched(Exec(), impl::matrices<Exec>(threaded), pivots, info, launch);
+    portable::getrf_batched(Exec(), impl::matrices<Exec>(threaded, "test", "A"), pivots, info,
+                            launch);
     launch.scratch_bytes = 0;
-    portable::getrf_batched(Exec(), impl::matrices<Exec>(in_place), pivots, info, launch);
+    portable::getrf_batched(Exec(), impl::matrices<Exec>(in_place, "test", "A"), pivots, info,
+                            launch);
 
     const auto l = to_host(left);
     const auto r = to_host(right);
@@ -341,6 +345,12 @@ TEST_CASE("getrf_batched on empty, NaN and invalid input", "[getrf_batched]") {
   Kokkos::View<int**> wide_ipiv("ipiv", 3, 30);
   auto x = make_batch<double>("x", 3, 30, 1);
   CHECK(argument_of([&] { gesv_batched(Exec(), wide, wide_ipiv, x, info); }) == "A");
+  // More matrices than an int counts (B's memory, never read: the check comes first).
+  const std::size_t over_int = std::size_t(INT_MAX) + 1;
+  const Kokkos::View<double***, Kokkos::LayoutStride, Exec::memory_space,
+                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+      too_many(B.data(), Kokkos::LayoutStride(over_int, 900, 30, 1, 30, 30));
+  CHECK(argument_of([&] { getrf_batched(Exec(), too_many, ipiv, info); }) == "A");
   CHECK(identical(host_matrix(to_host(B), 0), originals[0]));
 
   // In a variable batch the first bad matrix is named, wherever it is.
@@ -504,8 +514,8 @@ void factor_both_ways(CudaKernel kernel, const ABatch& fast, const ABatch& refer
                       const PivBatch& fast_ipiv, const PivBatch& reference_ipiv,
                       const InfoView& fast_info, const InfoView& reference_info) {
   const Kokkos::Cuda exec;
-  const auto a_fast = impl::matrices<Exec>(fast);
-  const auto a_reference = impl::matrices<Exec>(reference);
+  const auto a_fast = impl::matrices<Exec>(fast, "test", "A");
+  const auto a_reference = impl::matrices<Exec>(reference, "test", "A");
   REQUIRE(cuda::getrf_batched_fits(a_fast));
   REQUIRE(cuda::getrf_batched_fits_small(a_fast.max_rows, a_fast.max_cols) ==
           (kernel == CudaKernel::warp));
@@ -758,15 +768,18 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_ba
 
   SECTION("one matrix past the block kernel's limit takes the batch to the portable path") {
     const int limit = cuda::kernels::getrf_batched_block_max_size;
-    CHECK(cuda::getrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, limit, limit))));
+    CHECK(cuda::getrf_batched_fits(
+        impl::matrices<Exec>(make_batch<T>("A", 2, limit, limit), "test", "A")));
     CHECK(!cuda::getrf_batched_fits(
-        impl::matrices<Exec>(make_batch<T>("A", 2, limit + 1, limit + 1))));
-    CHECK(!cuda::getrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, limit + 1, 10))));
-    CHECK(!cuda::getrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, 10, limit + 1))));
+        impl::matrices<Exec>(make_batch<T>("A", 2, limit + 1, limit + 1), "test", "A")));
+    CHECK(!cuda::getrf_batched_fits(
+        impl::matrices<Exec>(make_batch<T>("A", 2, limit + 1, 10), "test", "A")));
+    CHECK(!cuda::getrf_batched_fits(
+        impl::matrices<Exec>(make_batch<T>("A", 2, 10, limit + 1), "test", "A")));
     std::vector<HostMatrix<T>> originals = {random_matrix<T>(limit + 1, limit + 1),
                                             random_matrix<T>(40, 40, true)};
     auto A = variable_batch(originals);
-    CHECK(!cuda::getrf_batched_fits(impl::matrices<Exec>(A)));
+    CHECK(!cuda::getrf_batched_fits(impl::matrices<Exec>(A, "test", "A")));
     auto ipiv = make_variable_vectors<int>("ipiv", min_dimensions(A));
     Kokkos::View<int*> info("info", A.count());
     getrf_batched(Kokkos::Cuda(), A, ipiv, info);

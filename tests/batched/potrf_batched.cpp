@@ -1,7 +1,7 @@
 #include "basalt/algorithms/batched/potrf_batched.hpp"
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 
@@ -233,8 +233,8 @@ void factor_both_ways(CudaKernel kernel, Triangle uplo, const ABatch& fast, cons
                       const Kokkos::View<int*>& fast_info,
                       const Kokkos::View<int*>& reference_info) {
   const Kokkos::Cuda exec;
-  const auto a_fast = impl::matrices<Exec>(fast);
-  const auto a_reference = impl::matrices<Exec>(reference);
+  const auto a_fast = impl::matrices<Exec>(fast, "test", "A");
+  const auto a_reference = impl::matrices<Exec>(reference, "test", "A");
   REQUIRE(cuda::potrf_batched_fits(a_fast));
   if (kernel == CudaKernel::block) REQUIRE(a_fast.max_rows > cuda::kernels::potrf_batched_max_size);
   cuda::potrf_batched(exec, uplo, a_fast, fast_info);
@@ -298,8 +298,7 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched equals portable::potrf_batched", "[potrf
   // Every warp size class in one variable batch, members that are not positive definite in
   // each: two waves hold them, so one launch takes them all, each class in blocks of its own.
   std::vector<HostMatrix<T>> every_class;
-  for (int b = 0; b < 300; ++b)
-    every_class.push_back(spd_matrix<T>(1 + (b * 5) % 32, b % 7 == 3));
+  for (int b = 0; b < 300; ++b) every_class.push_back(spd_matrix<T>(1 + (b * 5) % 32, b % 7 == 3));
   for (const Triangle uplo : {Triangle::lower, Triangle::upper})
     check_both_ways(CudaKernel::warp, uplo, every_class, variable_batch(every_class),
                     variable_batch(every_class));
@@ -363,27 +362,10 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
 
   for (const Triangle uplo : {Triangle::lower, Triangle::upper}) {
     CAPTURE(static_cast<int>(uplo));
-    for (const auto [n, count] : std::vector<Case>{{33, 8},
-                                                   {47, 6},
-                                                   {63, 6},
-                                                   {64, 6},
-                                                   {65, 6},
-                                                   {100, 6},
-                                                   {127, 6},
-                                                   {128, 6},
-                                                   {200, 6},
-                                                   {255, 6},
-                                                   {256, 6},
-                                                   {257, 6},
-                                                   {300, 6},
-                                                   {384, 6},
-                                                   {400, 6},
-                                                   {417, 6},
-                                                   {448, 6},
-                                                   {449, 6},
-                                                   {480, 6},
-                                                   {511, 6},
-                                                   {512, 6}}) {
+    for (const auto [n, count] :
+         std::vector<Case>{{33, 8},  {47, 6},  {63, 6},  {64, 6},  {65, 6},  {100, 6}, {127, 6},
+                           {128, 6}, {200, 6}, {255, 6}, {256, 6}, {257, 6}, {300, 6}, {384, 6},
+                           {400, 6}, {417, 6}, {448, 6}, {449, 6}, {480, 6}, {511, 6}, {512, 6}}) {
       CAPTURE(n);
       std::vector<HostMatrix<T>> originals;
       for (int b = 0; b < count; ++b) originals.push_back(cholesky_test_matrix<T>(n, b % 6));
@@ -434,12 +416,13 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
   }
 
   const int limit = cuda::kernels::potrf_batched_block_max_size;
-  CHECK(cuda::potrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, limit, limit))));
-  CHECK(
-      !cuda::potrf_batched_fits(impl::matrices<Exec>(make_batch<T>("A", 2, limit + 1, limit + 1))));
+  CHECK(cuda::potrf_batched_fits(
+      impl::matrices<Exec>(make_batch<T>("A", 2, limit, limit), "test", "A")));
+  CHECK(!cuda::potrf_batched_fits(
+      impl::matrices<Exec>(make_batch<T>("A", 2, limit + 1, limit + 1), "test", "A")));
   std::vector<HostMatrix<T>> beyond = {spd_matrix<T>(limit + 1), spd_matrix<T>(40)};
   auto A = variable_batch(beyond);
-  CHECK(!cuda::potrf_batched_fits(impl::matrices<Exec>(A)));
+  CHECK(!cuda::potrf_batched_fits(impl::matrices<Exec>(A, "test", "A")));
   Kokkos::View<int*> info("info", A.count());
   potrf_batched(exec, Triangle::lower, A, info);
   const auto factors = host_matrices(A);

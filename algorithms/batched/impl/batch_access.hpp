@@ -97,9 +97,10 @@ BatchAccess<T, M> variable_access(const VariableBatch<T, M>& batch) {
   return a;
 }
 
-// A batch of matrices: a rank-3 View (batch, m, n) in any layout, or a VariableBatch.
+// A batch of matrices: a rank-3 View (batch, m, n) in any layout, or a VariableBatch (whose
+// count and sizes are ints already).
 template <class ExecSpace, class Batch>
-auto matrices(const Batch& batch) {
+auto matrices(const Batch& batch, const char* routine, const char* argument) {
   if constexpr (is_variable_batch_v<Batch>) {
     static_assert(is_basalt_scalar_v<typename Batch::value_type>,
                   "a VariableBatch of float, double or their Kokkos::complex types");
@@ -111,6 +112,7 @@ auto matrices(const Batch& batch) {
                   "Kokkos::complex types, or a basalt::VariableBatch");
     static_assert(is_accessible_from_v<ExecSpace, Batch>,
                   "the batch must be accessible from the execution space");
+    require_int_extents(routine, argument, batch);
     BatchAccess<typename Batch::value_type, typename Batch::memory_space> a;
     a.data = batch.data();
     a.count = static_cast<int>(batch.extent(0));
@@ -138,6 +140,7 @@ auto vectors(const Batch& batch, const char* routine, const char* argument) {
                   "a batch of vectors is a rank-2 View (batch, length) or a basalt::VariableBatch");
     static_assert(is_accessible_from_v<ExecSpace, Batch>,
                   "the batch must be accessible from the execution space");
+    require_int_extents(routine, argument, batch);
     BatchAccess<typename Batch::value_type, typename Batch::memory_space> a;
     a.data = batch.data();
     a.count = static_cast<int>(batch.extent(0));

@@ -216,9 +216,10 @@ __global__ void __launch_bounds__(threads_per_block)
     geqrf_columns(DeviceBatch<T> batch, DeviceBatch<T> taus, int count) {
   constexpr int S = warp::segment_lanes(N);  // matrices up to N x N in segments of S lanes
   __shared__ T tiles[threads_per_block / S][tile_size<S>];
-  const int thread = blockIdx.x * threads_per_block + threadIdx.x;
-  if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
-  const int b = warp::member(batch, thread / S, count);
+  const int warp_slot = warp::segment_slot<S, threads_per_block>(blockIdx.x, threadIdx.x / 32 * 32);
+  if (warp_slot >= count) return;  // the whole warp is past the batch
+  const int b =
+      warp::member(batch, warp::segment_slot<S, threads_per_block>(blockIdx.x, threadIdx.x), count);
   const int lane = threadIdx.x % S;  // a row to move, a column to own
   const warp::Located<T> a = warp::locate(batch, b);
   const warp::Located<T> tau = warp::locate(taus, b);

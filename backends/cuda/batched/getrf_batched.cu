@@ -130,8 +130,8 @@ __device__ bool getrf_segments(const DeviceBatch<T>& batch, const DeviceBatch<in
                                int* info, std::int64_t info_stride, int count, int first_slot,
                                int block) {
   constexpr int S = warp::segment_lanes(N);
-  const int thread = block * warp::block_threads + threadIdx.x;
-  const int b = warp::member(batch, thread / S, count, first_slot), lane = threadIdx.x % S;
+  const int slot = warp::segment_slot<S, warp::block_threads>(block, threadIdx.x);
+  const int b = warp::member(batch, slot, count, first_slot), lane = threadIdx.x % S;
   const warp::Located<T> a = warp::locate(batch, b);
   const warp::Located<int> ipiv = warp::locate(pivots, b);
   // Full: a segment past the batch (b = -1) loads and stores nothing but takes its steps.
@@ -174,8 +174,8 @@ __device__ void getrf_segments_of_block(const DeviceBatch<T>& batch, const Devic
                                         int* info, std::int64_t info_stride, int count,
                                         int first_slot, int block) {
   constexpr int S = warp::segment_lanes(N);
-  const int thread = block * warp::block_threads + threadIdx.x;
-  if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
+  const int warp_slot = warp::segment_slot<S, warp::block_threads>(block, threadIdx.x / 32 * 32);
+  if (warp_slot >= count) return;  // the whole warp is past the batch
   if constexpr (std::is_floating_point_v<T>) {
     if (!getrf_segments<false, Full, T, N>(batch, pivots, info, info_stride, count, first_slot,
                                            block))

@@ -31,9 +31,10 @@ __device__ void potrf_segments(bool lower, const DeviceBatch<T>& batch, int* inf
                                std::int64_t info_stride, int count, int first_slot, int block) {
   using Real = ops::real_of_t<T>;
   constexpr int S = warp::segment_lanes(N);  // matrices up to N x N in segments of S lanes
-  const int thread = block * warp::block_threads + threadIdx.x;
-  if ((thread - threadIdx.x % 32) / S >= count) return;  // the whole warp is past the batch
-  const int b = warp::member(batch, thread / S, count, first_slot), i = threadIdx.x % S;
+  const int warp_slot = warp::segment_slot<S, warp::block_threads>(block, threadIdx.x / 32 * 32);
+  if (warp_slot >= count) return;  // the whole warp is past the batch
+  const int slot = warp::segment_slot<S, warp::block_threads>(block, threadIdx.x);
+  const int b = warp::member(batch, slot, count, first_slot), i = threadIdx.x % S;
   const warp::Located<T> a = warp::locate(batch, b);
   const int n = Full ? N : a.rows;
   // Full: a segment past the batch (b = -1) loads and stores nothing but takes its steps.

@@ -117,6 +117,14 @@ __device__ inline unsigned ordered_key(double x) {
   return static_cast<unsigned>(static_cast<unsigned long long>(__double_as_longlong(x)) >> 32);
 }
 
+// The slot of the segment of S lanes that holds thread `thread` of block `block`, in a launch of
+// BlockThreads-thread blocks. Counted by segments, it stays below 2^31 for any batch count, where
+// the threads (count * S) would not: 5.4e8 matrices of 4 x 4 fit an H100.
+template <int S, int BlockThreads>
+__device__ inline int segment_slot(int block, int thread) {
+  return block * (BlockThreads / S) + thread / S;
+}
+
 // The matrix that slot `slot` of a launch of `count` slots works on; -1 past the last slot. A
 // launch of several classes (WarpClasses) takes each class's slots from first_slot of the order on.
 template <class T>

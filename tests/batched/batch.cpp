@@ -3,9 +3,6 @@
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "basalt/algorithms/batched/geqrf_batched.hpp"
-#include "basalt/algorithms/batched/getrf_batched.hpp"
-#include "basalt/algorithms/batched/potrf_batched.hpp"
 #include "batched/batch_support.hpp"
 
 using namespace basalt;
@@ -68,101 +65,4 @@ TEST_CASE("make_variable_vectors for a batch of matrices", "[batch]") {
   CHECK(tau.made_for_rows.data() == A.host_rows.data());
   CHECK(tau.made_for_cols.data() == A.host_cols.data());
   CHECK(make_variable_vectors<float>("tau", min_dimensions(A)).made_for_rows.data() == nullptr);
-}
-
-namespace {
-
-using Exec = Kokkos::DefaultExecutionSpace;
-
-// A batch of `count` 4 x 4 matrices, every one a positive definite matrix or, `pivoted`, that
-// matrix with its rows reversed, which LU must pivot.
-BatchView<float> batch_of(long count, bool pivoted) {
-  const auto batch = make_batch<float>("A", count, 4, 4);
-  Kokkos::parallel_for(
-      "fill", Kokkos::RangePolicy<Exec>(0, count), KOKKOS_LAMBDA(const long b) {
-        for (int j = 0; j < 4; ++j)
-          for (int i = 0; i < 4; ++i) {
-            const int row = pivoted ? 3 - i : i;
-            batch(b, i, j) = row == j ? 5.0f + j : 1.0f / (1 + row + j);
-          }
-      });
-  return batch;
-}
-
-// Whether x and the same entry of the matrix factored alone differ by more than rounding.
-KOKKOS_INLINE_FUNCTION bool unlike(float x, float alone) {
-  return !(magnitude(x - alone) <= 1e-5f * (1 + magnitude(alone)));
-}
-
-// How many of the first `count` members differ(b) says differ from the matrix factored alone.
-template <class Differs>
-long members_that_differ(long count, const Differs& differs) {
-  long found = 0;
-  Kokkos::parallel_reduce(
-      "differ", Kokkos::RangePolicy<Exec>(0, count),
-      KOKKOS_LAMBDA(const long b, long& sum) { sum += differs(b) ? 1 : 0; }, found);
-  return found;
-}
-
-}  // namespace
-
-// The warp kernels run a 4 x 4 matrix in 4 lanes, so 2^29 + 4096 of them take more than 2^31
-// threads; each member must come out as the same matrix factored alone. Hidden (about 45 GB of
-// device memory); scripts/gpu_check.sh runs it.
-TEST_CASE("The batched factorizations reach every member of 2^29 + 4096 matrices",
-          "[.huge][batch]") {
-  const long count = (1L << 29) + 4096;
-  const Exec exec;
-  SECTION("getrf_batched") {
-    const auto alone = batch_of(1, true);
-    const auto A = batch_of(count, true);
-    Kokkos::View<int**> alone_ipiv("ipiv", 1, 4), ipiv("ipiv", count, 4);
-    Kokkos::View<int*> alone_info("info", 1), info("info", count);
-    getrf_batched(exec, alone, alone_ipiv, alone_info);
-    getrf_batched(exec, A, ipiv, info);
-    CHECK(to_host(alone_ipiv)(0, 0) == 4);
-    const auto differs = KOKKOS_LAMBDA(const long b) {
-      bool unlike_alone = info(b) != alone_info(0);
-      for (int j = 0; j < 4; ++j) {
-        unlike_alone = unlike_alone || ipiv(b, j) != alone_ipiv(0, j);
-        for (int i = 0; i < 4; ++i)
-          unlike_alone = unlike_alone || unlike(A(b, i, j), alone(0, i, j));
-      }
-      return unlike_alone;
-    };
-    CHECK(members_that_differ(count, differs) == 0);
-  }
-  SECTION("potrf_batched") {
-    const auto alone = batch_of(1, false);
-    const auto A = batch_of(count, false);
-    Kokkos::View<int*> alone_info("info", 1), info("info", count);
-    potrf_batched(exec, Triangle::lower, alone, alone_info);
-    potrf_batched(exec, Triangle::lower, A, info);
-    CHECK(to_host(alone_info)(0) == 0);
-    const auto differs = KOKKOS_LAMBDA(const long b) {
-      bool unlike_alone = info(b) != alone_info(0);
-      for (int j = 0; j < 4; ++j)
-        for (int i = j; i < 4; ++i)
-          unlike_alone = unlike_alone || unlike(A(b, i, j), alone(0, i, j));
-      return unlike_alone;
-    };
-    CHECK(members_that_differ(count, differs) == 0);
-  }
-  SECTION("geqrf_batched") {
-    const auto alone = batch_of(1, true);
-    const auto A = batch_of(count, true);
-    Kokkos::View<float**> alone_tau("tau", 1, 4), tau("tau", count, 4);
-    geqrf_batched(exec, alone, alone_tau);
-    geqrf_batched(exec, A, tau);
-    const auto differs = KOKKOS_LAMBDA(const long b) {
-      bool unlike_alone = false;
-      for (int j = 0; j < 4; ++j) {
-        unlike_alone = unlike_alone || unlike(tau(b, j), alone_tau(0, j));
-        for (int i = 0; i < 4; ++i)
-          unlike_alone = unlike_alone || unlike(A(b, i, j), alone(0, i, j));
-      }
-      return unlike_alone;
-    };
-    CHECK(members_that_differ(count, differs) == 0);
-  }
 }

@@ -191,4 +191,40 @@ auto host_matrices(const View& batch) {
   return all;
 }
 
+// The hidden [huge] cases: a batch of 2^29 + 4096 matrices of 4 x 4, which the warp kernels run
+// in 4 lanes each, so more than 2^31 threads (about 45 GB of device memory; scripts/gpu_check.sh
+// runs them). Each member must come out as the same matrix factored alone.
+inline constexpr long huge_batch = (1L << 29) + 4096;
+
+// A batch of `count` 4 x 4 float matrices, every one a positive definite matrix or, `pivoted`,
+// that matrix with its rows reversed, which LU must pivot.
+inline BatchView<float> batch_of_one_matrix(long count, bool pivoted) {
+  const auto batch = make_batch<float>("A", count, 4, 4);
+  Kokkos::parallel_for(
+      "fill", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, count),
+      KOKKOS_LAMBDA(const long b) {
+        for (int j = 0; j < 4; ++j)
+          for (int i = 0; i < 4; ++i) {
+            const int row = pivoted ? 3 - i : i;
+            batch(b, i, j) = row == j ? 5.0f + j : 1.0f / (1 + row + j);
+          }
+      });
+  return batch;
+}
+
+// Whether x and the same entry of the matrix factored alone differ by more than rounding.
+KOKKOS_INLINE_FUNCTION bool unlike(float x, float alone) {
+  return !(magnitude(x - alone) <= 1e-5f * (1 + magnitude(alone)));
+}
+
+// How many of the first `count` members differ(b) says differ from the matrix factored alone.
+template <class Differs>
+long members_that_differ(long count, const Differs& differs) {
+  long found = 0;
+  Kokkos::parallel_reduce(
+      "differ", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, count),
+      KOKKOS_LAMBDA(const long b, long& sum) { sum += differs(b) ? 1 : 0; }, found);
+  return found;
+}
+
 }  // namespace basalt::test

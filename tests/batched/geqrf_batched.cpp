@@ -857,3 +857,20 @@ TEMPLATE_TEST_CASE("cuda::geqrf_batched on extreme entries and past its limit",
   }
 }
 #endif
+
+TEST_CASE("geqrf_batched reaches every member of 2^29 + 4096 matrices", "[.huge][geqrf_batched]") {
+  const auto alone = batch_of_one_matrix(1, true);
+  const auto A = batch_of_one_matrix(huge_batch, true);
+  Kokkos::View<float**> alone_tau("tau", 1, 4), tau("tau", huge_batch, 4);
+  geqrf_batched(Exec(), alone, alone_tau);
+  geqrf_batched(Exec(), A, tau);
+  const auto differs = KOKKOS_LAMBDA(const long b) {
+    bool unlike_alone = false;
+    for (int j = 0; j < 4; ++j) {
+      unlike_alone = unlike_alone || unlike(tau(b, j), alone_tau(0, j));
+      for (int i = 0; i < 4; ++i) unlike_alone = unlike_alone || unlike(A(b, i, j), alone(0, i, j));
+    }
+    return unlike_alone;
+  };
+  CHECK(members_that_differ(huge_batch, differs) == 0);
+}

@@ -795,3 +795,22 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's block kernel equals portable::getrf_ba
   }
 }
 #endif
+
+TEST_CASE("getrf_batched reaches every member of 2^29 + 4096 matrices", "[.huge][getrf_batched]") {
+  const auto alone = batch_of_one_matrix(1, true);
+  const auto A = batch_of_one_matrix(huge_batch, true);
+  Kokkos::View<int**> alone_ipiv("ipiv", 1, 4), ipiv("ipiv", huge_batch, 4);
+  Kokkos::View<int*> alone_info("info", 1), info("info", huge_batch);
+  getrf_batched(Exec(), alone, alone_ipiv, alone_info);
+  getrf_batched(Exec(), A, ipiv, info);
+  CHECK(to_host(alone_ipiv)(0, 0) == 4);
+  const auto differs = KOKKOS_LAMBDA(const long b) {
+    bool unlike_alone = info(b) != alone_info(0);
+    for (int j = 0; j < 4; ++j) {
+      unlike_alone = unlike_alone || ipiv(b, j) != alone_ipiv(0, j);
+      for (int i = 0; i < 4; ++i) unlike_alone = unlike_alone || unlike(A(b, i, j), alone(0, i, j));
+    }
+    return unlike_alone;
+  };
+  CHECK(members_that_differ(huge_batch, differs) == 0);
+}

@@ -434,3 +434,19 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched's block kernel equals portable::potrf_ba
   }
 }
 #endif
+
+TEST_CASE("potrf_batched reaches every member of 2^29 + 4096 matrices", "[.huge][potrf_batched]") {
+  const auto alone = batch_of_one_matrix(1, false);
+  const auto A = batch_of_one_matrix(huge_batch, false);
+  Kokkos::View<int*> alone_info("info", 1), info("info", huge_batch);
+  potrf_batched(Exec(), Triangle::lower, alone, alone_info);
+  potrf_batched(Exec(), Triangle::lower, A, info);
+  CHECK(to_host(alone_info)(0) == 0);
+  const auto differs = KOKKOS_LAMBDA(const long b) {
+    bool unlike_alone = info(b) != alone_info(0);
+    for (int j = 0; j < 4; ++j)
+      for (int i = j; i < 4; ++i) unlike_alone = unlike_alone || unlike(A(b, i, j), alone(0, i, j));
+    return unlike_alone;
+  };
+  CHECK(members_that_differ(huge_batch, differs) == 0);
+}

@@ -74,7 +74,8 @@ struct SellP {
   Kokkos::View<Ordinal*, MemorySpace> columns;   // slice_ptr(num_slices) entries
   Kokkos::View<Scalar*, MemorySpace> values;
 
-  Ordinal num_slices() const { return (num_rows + slice_size - 1) / slice_size; }
+  // Not (num_rows + slice_size - 1) / slice_size: that sum wraps for num_rows near the maximum.
+  Ordinal num_slices() const { return num_rows / slice_size + (num_rows % slice_size != 0); }
   Offset stored() const { return static_cast<Offset>(values.extent(0)); }
 };
 

@@ -145,6 +145,8 @@ LobpcgResult<real_t<typename XView::value_type>> lobpcg(const ExecSpace& exec, c
   check_operator(A, "A");
   check_operator(B, "B");
   check_operator(T, "T");
+  // The block products (cuBLAS, LAPACKE) take int sizes.
+  require_int_extents("lobpcg", "X", X);
   require(3 * m <= n, "lobpcg", "X", "X has ", m, " columns; LOBPCG needs at most n / 3 = ", n / 3,
           " (the basis [X W P] has 3 m columns)");
   require(options.tolerance >= 0 && options.tolerance < 1, "lobpcg", "options.tolerance",

@@ -106,6 +106,10 @@ Csr<Scalar, Ordinal, MemorySpace, Offset> read_matrix_market(std::istream& in,
     lines.fail("the size line must be three non-negative integers: rows, columns, entries");
   if (rows > std::numeric_limits<Ordinal>::max() - 1 || cols > std::numeric_limits<Ordinal>::max())
     lines.fail("the matrix is too large for the ordinal type");
+  if (static_cast<unsigned long long>(count) >
+      static_cast<unsigned long long>(std::numeric_limits<Offset>::max()))
+    lines.fail("the size line announces " + std::to_string(count) +
+               " entries, more than the offset type holds");
   if (symmetry != "general" && rows != cols) lines.fail("a " + symmetry + " matrix must be square");
 
   struct Entry {
@@ -113,7 +117,14 @@ Csr<Scalar, Ordinal, MemorySpace, Offset> read_matrix_market(std::istream& in,
     std::complex<double> value;
   };
   std::vector<Entry> triplets;
-  triplets.reserve(static_cast<size_t>(symmetry == "general" ? count : 2 * count));
+  // The count is the file's word: one past memory must throw as a bad file, not as bad_alloc
+  // or length_error (a symmetric file's twice count < 2^64, no wrap in size_t).
+  try {
+    triplets.reserve(static_cast<size_t>(count) * (symmetry == "general" ? 1 : 2));
+  } catch (const std::exception&) {
+    lines.fail("the size line announces " + std::to_string(count) +
+               " entries, more than memory holds");
+  }
   for (long long e = 0; e < count; ++e) {
     if (!lines.next(line, false))
       lines.fail("the file ends after " + std::to_string(e) + " of " + std::to_string(count) +

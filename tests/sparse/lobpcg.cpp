@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
 #include "basalt/algorithms/sparse/convert.hpp"
 #include "basalt/backends/host/lapacke_eigen.hpp"
+#include "sparse_support.hpp"
 #include "support.hpp"
 
 using namespace basalt;
@@ -502,4 +504,29 @@ TEMPLATE_TEST_CASE("jacobi: 1 / |a_ii| in every format, 1 where a_ii = 0", "[spa
   expect(jacobi(Exec(), csr).inverse_diagonal);
   expect(jacobi(Exec(), to_ell(Exec(), csr)).inverse_diagonal);
   expect(jacobi(Exec(), to_sellp(Exec(), csr, 4, 3)).inverse_diagonal);
+  // int64 offsets: SELL-P's positions in that type.
+  const auto wide = test::with_offset<std::int64_t>(csr);
+  expect(jacobi(Exec(), wide).inverse_diagonal);
+  expect(jacobi(Exec(), to_ell(Exec(), wide)).inverse_diagonal);
+  expect(jacobi(Exec(), to_sellp(Exec(), wide, 4, 3)).inverse_diagonal);
+}
+
+// The block products take int sizes (cuBLAS, LAPACKE): X of 2^31 rows, with an A of int64
+// ordinals that size, must be refused naming X before the 2^31 x 3k blocks are allocated (it was
+// not: the allocation failed, or on a larger machine cuBLAS saw a wrapped size). X is a View of
+// that extent over one element, never read.
+TEST_CASE("lobpcg: X past 2^31 - 1 rows is named", "[sparse][lobpcg]") {
+  const std::int64_t n = std::int64_t{1} << 31;
+  Csr<double, std::int64_t> A;
+  A.num_rows = A.num_cols = n;
+  Kokkos::View<double*, Exec::memory_space> storage("storage", 1);
+  Kokkos::View<double**, Kokkos::LayoutLeft, Exec::memory_space, Kokkos::MemoryUnmanaged> X(
+      storage.data(), n, 1);
+  try {
+    lobpcg(Exec(), A, X);
+    FAIL("no InvalidArgument");
+  } catch (const InvalidArgument& e) {
+    CAPTURE(e.what());
+    CHECK(e.argument() == "X");
+  }
 }

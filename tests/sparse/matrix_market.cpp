@@ -1,6 +1,7 @@
 #include "basalt/algorithms/sparse/matrix_market.hpp"
 
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -122,4 +123,38 @@ TEST_CASE("Matrix Market: a malformed file names its line", "[sparse]") {
   }
   REQUIRE_THROWS_WITH(read_matrix_market<double>(std::string("/nonexistent/a.mtx")),
                       Catch::Contains("'path'"));
+}
+
+// Sizes in the size line past what the ordinal and offset types hold, or past memory: each
+// throws naming the file, before anything that size is reserved (the count went to
+// std::vector::reserve unchecked: bad_alloc or length_error, not a named argument).
+TEST_CASE("Matrix Market: sizes past the types or memory name the file", "[sparse]") {
+  const std::string general = "%%MatrixMarket matrix coordinate real general\n";
+  const std::string symmetric = "%%MatrixMarket matrix coordinate real symmetric\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {general + "3000000000 1 0\n", "input:2: the matrix is too large for the ordinal type"},
+      {general + "1 3000000000 0\n", "input:2: the matrix is too large for the ordinal type"},
+      {general + "2 2 3000000000\n1 1 1\n",
+       "input:2: the size line announces 3000000000 entries, more than the offset type holds"},
+  };
+  for (const auto& [text, message] : cases) {
+    CAPTURE(text);
+    CHECK_THROWS_AS(read<double>(text), InvalidArgument);
+    CHECK_THROWS_WITH(read<double>(text), Catch::Contains(message));
+  }
+  // int offsets: 2^31 - 1 entries fit the type; their 51 GB either are not there (a bad file) or
+  // the file ends early. Either way a named argument.
+  CHECK_THROWS_AS(read<double>(general + "2 2 2147483647\n1 1 1\n"), InvalidArgument);
+  // int64 offsets: counts the type holds but no memory does (length_error from reserve before).
+  for (const std::string& text : {general + "2 2 1000000000000000000\n1 1 1\n",
+                                  symmetric + "2 2 5000000000000000000\n1 1 1\n"}) {
+    CAPTURE(text);
+    const auto read_wide = [&] {
+      std::istringstream in(text);
+      return read_matrix_market<double, int, Kokkos::HostSpace, std::int64_t>(in);
+    };
+    CHECK_THROWS_AS(read_wide(), InvalidArgument);
+    CHECK_THROWS_WITH(read_wide(), Catch::Contains("input:2: the size line announces") &&
+                                       Catch::Contains("more than memory holds"));
+  }
 }

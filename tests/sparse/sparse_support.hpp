@@ -60,4 +60,40 @@ SparseCase<T> random_sparse(const SparseShape& shape) {
   return c;
 }
 
+// The same matrix with another offset type: row_map copied, entries and values shared.
+template <class Offset, class T>
+Csr<T, int, Exec::memory_space, Offset> with_offset(const Csr<T>& A) {
+  const auto row_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A.row_map);
+  Kokkos::View<Offset*, Kokkos::HostSpace> wide("row_map", row_map.extent(0));
+  for (size_t r = 0; r < row_map.extent(0); ++r) wide(r) = row_map(r);
+  Csr<T, int, Exec::memory_space, Offset> B;
+  B.num_rows = A.num_rows;
+  B.num_cols = A.num_cols;
+  B.row_map = Kokkos::create_mirror_view_and_copy(Exec::memory_space(), wide);
+  B.entries = A.entries;
+  B.values = A.values;
+  return B;
+}
+
+// A num_rows x num_cols CSR whose rows `long_rows` hold columns 0 to length - 1 (value 1), the
+// others nothing: few entries, but padded to num_rows x length in ELL.
+template <class T>
+Csr<T> long_rows_csr(int num_rows, int num_cols, const std::vector<int>& long_rows, int length) {
+  Csr<T, int, Kokkos::HostSpace> host;
+  host.num_rows = num_rows;
+  host.num_cols = num_cols;
+  Kokkos::View<int*, Kokkos::HostSpace> row_map("row_map", num_rows + 1);
+  for (int r : long_rows) row_map(r + 1) = length;
+  for (int r = 0; r < num_rows; ++r) row_map(r + 1) += row_map(r);
+  host.row_map = row_map;
+  const size_t nnz = static_cast<size_t>(row_map(num_rows));
+  host.entries = Kokkos::View<int*, Kokkos::HostSpace>("entries", nnz);
+  host.values = Kokkos::View<T*, Kokkos::HostSpace>("values", nnz);
+  for (size_t e = 0; e < nnz; ++e) {
+    host.entries(e) = static_cast<int>(e % length);
+    host.values(e) = T(1);
+  }
+  return copy_to<Exec::memory_space>(host);
+}
+
 }  // namespace basalt::test

@@ -3,6 +3,7 @@
 #include <KokkosSparse_spmv.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "basalt/algorithms/sparse/convert.hpp"
@@ -138,6 +139,24 @@ TEMPLATE_TEST_CASE("spmv and spmm on CSR rows longer than a chunk", "[sparse]", 
   }
 }
 
+// An int64 offset type: the kernels' positions (SELL-P's slice offsets, the long-row chunks) and
+// the conversions in that type, against the dense product.
+TEST_CASE("spmv and spmm with int64 offsets in every format", "[sparse]") {
+  using T = double;
+  for (const test::SparseShape shape : {test::SparseShape{130, 90, 0.05, true, true},
+                                        test::SparseShape{40, 2100, 0.02, true, true}}) {
+    CAPTURE(shape.rows, shape.cols);
+    const auto A = test::random_sparse<T>(shape);
+    const auto wide = test::with_offset<std::int64_t>(A.csr);
+    check_all_products(A, wide);
+    check_all_products(A, to_ell(Exec(), wide));
+    for (const auto [slice, alignment] : {std::pair{1, 1}, std::pair{4, 3}, std::pair{32, 4}}) {
+      CAPTURE(slice, alignment);
+      check_all_products(A, to_sellp(Exec(), wide, slice, alignment));
+    }
+  }
+}
+
 TEST_CASE("spmm takes strided sub-views", "[sparse]") {
   using T = Kokkos::complex<double>;
   const auto A = test::random_sparse<T>({50, 30, 0.2, true, true});
@@ -259,5 +278,25 @@ TEMPLATE_TEST_CASE("cuda::sellp_spmm equals portable::spmm", "[sparse][cuda]", f
       }
     }
   }
+}
+
+// More vectors than gridDim.y's 65535 passes take (16 complex<double> vectors a pass): the launch
+// failed with an invalid configuration; now one launch per 65535 passes.
+TEST_CASE("cuda::sellp_spmm takes more vectors than one launch's grid", "[sparse][cuda]") {
+  using T = Kokkos::complex<double>;
+  const auto A = test::random_sparse<T>({3, 2, 1.0});
+  const auto sellp = to_sellp(Exec(), A.csr, 32, 4);
+  const int k = 65535 * 16 + 5;
+  Kokkos::View<T**, Kokkos::LayoutRight, Exec::memory_space> X("X", 2, k), ours("ours", 3, k),
+      portable_Y("portable", 3, k);
+  auto host_X = Kokkos::create_mirror_view(X);
+  test::fill_random(host_X);
+  Kokkos::deep_copy(X, host_X);
+  cuda::sellp_spmm(Kokkos::Cuda(), T(1), sellp, X, T(0), ours);
+  portable::spmm(Kokkos::Cuda(), T(1), sellp, X, T(0), portable_Y);
+  auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ours);
+  auto expected = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), portable_Y);
+  const double eps = std::numeric_limits<double>::epsilon();
+  check_close(got, expected, std::vector<double>(3 * static_cast<size_t>(k), 64 * 2 * eps));
 }
 #endif

@@ -84,11 +84,14 @@ KOKKOS_INLINE_FUNCTION typename Matrix::scalar_type diagonal_entry(
     for (Ordinal c = 0; c < a.width; ++c)
       if (a.columns(i, c) == i) sum += a.values(i, c);
   } else {
+    // Positions in the offset type: c * slice_size passes the ordinal type where a slice holds
+    // more entries than it counts (an int64 offset).
+    using Offset = typename Matrix::offset_type;
     const Ordinal slice = i / a.slice_size, row = i % a.slice_size;
-    const auto begin = a.slice_ptr(slice);
-    const Ordinal width = (a.slice_ptr(slice + 1) - begin) / a.slice_size;
-    for (Ordinal c = 0; c < width; ++c) {
-      const auto at = begin + c * a.slice_size + row;
+    const Offset begin = a.slice_ptr(slice);
+    const Offset width = (a.slice_ptr(slice + 1) - begin) / a.slice_size;
+    for (Offset c = 0; c < width; ++c) {
+      const Offset at = begin + c * a.slice_size + row;
       if (a.columns(at) == i) sum += a.values(at);
     }
   }

@@ -48,9 +48,11 @@ KOKKOS_INLINE_FUNCTION void for_each_entry(const Ell<S, O, M, F>& A, O r, const 
 
 template <class S, class O, class M, class F, class Visit>
 KOKKOS_INLINE_FUNCTION void for_each_entry(const SellP<S, O, M, F>& A, O r, const Visit& visit) {
+  // In int64: with an int Offset, `at` steps past the last slice's end, which can exceed INT_MAX.
   const O s = r / A.slice_size;
-  const F begin = A.slice_ptr(s) + r % A.slice_size, end = A.slice_ptr(s + 1);
-  for (F at = begin; at < end; at += A.slice_size) {
+  const std::int64_t end = A.slice_ptr(s + 1);
+  for (std::int64_t at = static_cast<std::int64_t>(A.slice_ptr(s)) + r % A.slice_size; at < end;
+       at += A.slice_size) {
     const O c = A.columns(at);
     if (c < 0) return;
     visit(c, A.values(at));

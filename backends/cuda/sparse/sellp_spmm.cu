@@ -2,6 +2,7 @@
 // threads of one row sit side by side in a block, so a row of X is read in whole cache lines.
 #include <cuComplex.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "basalt/backends/cuda/error.hpp"
@@ -77,7 +78,8 @@ __global__ void __launch_bounds__(block_threads)
     const int end = p.slice_ptr[slice + 1];
     // The next entry's column and value load while this one's vectors do: a row's X loads
     // depend on its column, and a row has few entries.
-    int at = p.slice_ptr[slice] + lane;
+    // In int64: at steps past the slice's end, past INT_MAX where the stored size nears it.
+    std::int64_t at = static_cast<std::int64_t>(p.slice_ptr[slice]) + lane;
     int column = at < end ? p.columns[at] : -1;
     T a = at < end ? values[at] : zero<T>();
     while (column >= 0) {  // padding (column -1) ends the row
@@ -110,23 +112,34 @@ __global__ void __launch_bounds__(block_threads)
       y[vector_of(v)] = scaled(alpha, sum[v], beta, y + vector_of(v));
 }
 
+// gridDim.y is at most 65535: more passes than that (over a million vectors of complex<double>)
+// take one launch per 65535 passes, each on its own columns of X and Y.
+constexpr std::int64_t max_passes = 65535;
+
 template <class T, int Group, int Lanes>
 void launch(cudaStream_t stream, const SellpSpmmProblem& p, const T* values, T alpha, const T* X,
             T beta, T* Y) {
   constexpr int rows_per_block = block_threads / Lanes;
   constexpr int vectors_per_pass = Group * Lanes;
-  const dim3 grid(static_cast<unsigned>((p.num_rows + rows_per_block - 1) / rows_per_block),
-                  static_cast<unsigned>((p.num_vectors + vectors_per_pass - 1) / vectors_per_pass));
   constexpr int width = Chunk<T>::width;
-  const bool aligned = Group % width == 0 && reinterpret_cast<std::uintptr_t>(X) % 16 == 0 &&
-                       p.x_row_stride % width == 0;
-  if (aligned)
-    sellp_spmm_kernel<T, Group, Lanes, true>
-        <<<grid, block_threads, 0, stream>>>(p, values, alpha, X, beta, Y);
-  else
-    sellp_spmm_kernel<T, Group, Lanes, false>
-        <<<grid, block_threads, 0, stream>>>(p, values, alpha, X, beta, Y);
-  BASALT_CUDA_CHECK_LAUNCH();
+  for (std::int64_t first = 0; first < p.num_vectors; first += max_passes * vectors_per_pass) {
+    SellpSpmmProblem part = p;
+    part.num_vectors = std::min(p.num_vectors - first, max_passes * vectors_per_pass);
+    const T* part_X = X + first;
+    T* part_Y = Y + first;
+    const dim3 grid(
+        static_cast<unsigned>((p.num_rows + rows_per_block - 1) / rows_per_block),
+        static_cast<unsigned>((part.num_vectors + vectors_per_pass - 1) / vectors_per_pass));
+    const bool aligned = Group % width == 0 && reinterpret_cast<std::uintptr_t>(part_X) % 16 == 0 &&
+                         p.x_row_stride % width == 0;
+    if (aligned)
+      sellp_spmm_kernel<T, Group, Lanes, true>
+          <<<grid, block_threads, 0, stream>>>(part, values, alpha, part_X, beta, part_Y);
+    else
+      sellp_spmm_kernel<T, Group, Lanes, false>
+          <<<grid, block_threads, 0, stream>>>(part, values, alpha, part_X, beta, part_Y);
+    BASALT_CUDA_CHECK_LAUNCH();
+  }
 }
 
 }  // namespace

@@ -21,19 +21,6 @@ using Vector = Kokkos::View<Scalar*, Kokkos::LayoutLeft, MemorySpace>;
 template <class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 using PivotVector = Kokkos::View<int*, Kokkos::LayoutLeft, MemorySpace>;
 
-// A scalar in exec's memory set to value on exec, in order with the work queued there, for the
-// state a factorization keeps on the device (info): a View's own initialization is a kernel on
-// the default instance followed, in Kokkos 3.4, by a wait for the device.
-template <class T, class ExecSpace>
-Kokkos::View<T, typename ExecSpace::memory_space> device_scalar(const ExecSpace& exec,
-                                                                const std::string& label,
-                                                                const T& value) {
-  Kokkos::View<T, typename ExecSpace::memory_space> scalar(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, label));
-  Kokkos::deep_copy(exec, scalar, value);
-  return scalar;
-}
-
 template <class T>
 struct is_basalt_scalar : std::false_type {};
 template <>

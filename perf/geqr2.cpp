@@ -24,7 +24,7 @@ struct Geqr2Cases {
     const Matrix<T> original = input_matrix<T>(ctx, m, n);
     Matrix<T> P(Kokkos::view_alloc(Kokkos::WithoutInitializing, "panel"), m, n);
     Vector<T> tau("tau", std::min(m, n));
-    const impl::QrWork<Exec, T> work(n, 1, 1, 0, 0, m, n);
+    const impl::QrWork<Exec, T> work(exec, n, 1, 1, 0, 0, m, n);
     auto restore = [&] { Kokkos::deep_copy(exec, P, original); };
     const Timing t = measure(ctx, restore, [&] {
       if (ctx.options.portable)

@@ -21,6 +21,7 @@
 #if defined(BASALT_ENABLE_CUDA)
 #include "basalt/backends/cuda/dense/geqr2.hpp"
 #include "basalt/backends/cuda/dense/larft.hpp"
+#include "basalt/backends/cuda/call_scratch.hpp"
 #include "basalt/backends/cuda/side_space.hpp"
 #endif
 

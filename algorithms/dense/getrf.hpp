@@ -17,6 +17,7 @@
 #include "basalt/core/views.hpp"
 #if defined(BASALT_ENABLE_CUDA)
 #include "basalt/backends/cuda/dense/getf2.hpp"
+#include "basalt/backends/cuda/call_scratch.hpp"
 #include "basalt/backends/cuda/side_space.hpp"
 #endif
 

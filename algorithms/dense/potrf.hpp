@@ -19,6 +19,7 @@
 #include "basalt/core/views.hpp"
 #if defined(BASALT_ENABLE_CUDA)
 #include "basalt/backends/cuda/dense/potf2.hpp"
+#include "basalt/backends/cuda/call_scratch.hpp"
 #include "basalt/backends/cuda/side_space.hpp"
 #endif
 

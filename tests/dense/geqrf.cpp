@@ -617,7 +617,7 @@ void compare_cuda_geqr2(const std::vector<Shape>& panels, const std::vector<Pane
       const bool taken = cuda::geqr2(exec, fast, fast_tau);
       REQUIRE(taken == (p <= cuda::geqr2_height_limit<T>(exec, w)));
       if (!taken) continue;
-      const impl::QrWork<Kokkos::Cuda, T> work(w, 1, 1, 0, 0, p, w);
+      const impl::QrWork<Kokkos::Cuda, T> work(exec, w, 1, 1, 0, 0, p, w);
       impl::geqr2_columns(exec, reference, reference_tau, work);
       exec.fence();
       const auto factors = host_copy(fast), expected = host_copy(reference);

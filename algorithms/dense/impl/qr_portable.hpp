@@ -22,6 +22,7 @@
 #include "basalt/algorithms/batched/impl/team_qr.hpp"
 #include "basalt/algorithms/dense/impl/blas.hpp"
 #include "basalt/algorithms/dense/impl/qr_tall_skinny.hpp"
+#include "basalt/core/call_scratch.hpp"
 #include "basalt/core/dispatch.hpp"
 #include "basalt/core/profiling.hpp"
 #include "basalt/core/side_space.hpp"
@@ -30,38 +31,42 @@
 
 namespace basalt::impl {
 
-// Scratch for one QR call, allocated once (without initialization, so no hidden fence): T of a
-// block of reflectors, larfb's W, the zero-padded copy of the reflectors, and the state of
-// geqr2's kernel steps.
+// Scratch for one QR call, in one call scratch (core/call_scratch.hpp): T of a block of
+// reflectors, larfb's W, the zero-padded copy of the reflectors, and the state of geqr2's kernel
+// steps.
 template <class ExecSpace, class T>
-struct QrWork {
-  using Memory = typename ExecSpace::memory_space;
+struct QrWorkViews {
+  using Pieces = ScratchPieces<typename ExecSpace::memory_space>;
+  template <class V>
+  using Piece = typename Pieces::template Piece<V>;
   using Real = real_t<T>;
-  Kokkos::View<T**, Kokkos::LayoutLeft, Memory> t;  // nb x nb
-  Kokkos::View<T**, Kokkos::LayoutLeft, Memory> w;  // larfb: k x cols(C) or rows(C) x k
-  Kokkos::View<T**, Kokkos::LayoutLeft, Memory> v;  // V padded: rows x reflectors
-  Kokkos::View<T**, Kokkos::LayoutLeft, Memory> u;  // geqr2: tau v, rows x 1
-  Kokkos::View<T**, Kokkos::LayoutLeft, Memory> z;  // geqr2: A^H (tau v), width x 1
-  Kokkos::View<T*, Memory> beta;                    // geqr2: R's diagonal while v(j) = 1 stands in
-  Kokkos::View<T, Memory> divisor;                  // geqr2: v = x / divisor
-  Kokkos::View<Real, Memory> largest, sum;          // geqr2: the scaled column norm
 
-  QrWork(int nb, int w_rows, int w_cols, int v_rows, int v_cols, int panel_rows,
-         int recursion_width) {
-    const auto alloc = [](const std::string& label) {
-      return Kokkos::view_alloc(Kokkos::WithoutInitializing, label);
-    };
-    t = decltype(t)(alloc("basalt::qr::t"), nb, nb);
-    w = decltype(w)(alloc("basalt::qr::w"), w_rows, w_cols);
-    v = decltype(v)(alloc("basalt::qr::v"), v_rows, v_cols);
-    u = decltype(u)(alloc("basalt::qr::u"), panel_rows, 1);
-    z = decltype(z)(alloc("basalt::qr::z"), recursion_width, 1);
-    beta = decltype(beta)(alloc("basalt::qr::beta"), recursion_width);
-    divisor = decltype(divisor)(alloc("basalt::qr::divisor"));
-    largest = decltype(largest)(alloc("basalt::qr::largest"));
-    sum = decltype(sum)(alloc("basalt::qr::sum"));
-  }
+  QrWorkViews(Pieces& pieces, int nb, int w_rows, int w_cols, int v_rows, int v_cols,
+              int panel_rows, int recursion_width)
+      : t(pieces.template matrix<T>(nb, nb)),
+        w(pieces.template matrix<T>(w_rows, w_cols)),
+        v(pieces.template matrix<T>(v_rows, v_cols)),
+        u(pieces.template matrix<T>(panel_rows, 1)),
+        z(pieces.template matrix<T>(recursion_width, 1)),
+        beta(pieces.template vector<T>(recursion_width)),
+        divisor(pieces.template scalar<T>()),
+        largest(pieces.template scalar<Real>()),
+        sum(pieces.template scalar<Real>()) {}
+
+  Piece<T**> t;         // nb x nb
+  Piece<T**> w;         // larfb: k x cols(C) or rows(C) x k
+  Piece<T**> v;         // V padded: rows x reflectors
+  Piece<T**> u;         // geqr2: tau v, rows x 1
+  Piece<T**> z;         // geqr2: A^H (tau v), width x 1
+  Piece<T*> beta;       // geqr2: R's diagonal while v(j) = 1 stands in
+  Piece<T> divisor;     // geqr2: v = x / divisor
+  Piece<Real> largest;  // geqr2: the scaled column norm
+  Piece<Real> sum;
 };
+
+// QrWork(exec, nb, w_rows, w_cols, v_rows, v_cols, panel_rows, recursion_width).
+template <class ExecSpace, class T>
+using QrWork = ScratchViews<ExecSpace, QrWorkViews<ExecSpace, T>>;
 
 inline std::pair<int, int> range(int begin, int end) { return {begin, end}; }
 
@@ -447,9 +452,9 @@ void geqrf(const ExecSpace& exec, const AView& A, const TauView& tau, tuning::Qr
   if (tall_skinny(m, n, tune) && geqrf_tall_skinny(exec, A, tau)) return;
   const int nb = std::min(tune.factor_block, k);
   const auto make_work = [&](bool used) {
-    return used ? QrWork<ExecSpace, T>(nb, nb, std::max(n, nb), m, nb, m,
+    return used ? QrWork<ExecSpace, T>(exec, nb, nb, std::max(n, nb), m, nb, m,
                                        std::min(tune.recursion_width, nb))
-                : QrWork<ExecSpace, T>(0, 0, 0, 0, 0, 0, 0);
+                : QrWork<ExecSpace, T>(exec, 0, 0, 0, 0, 0, 0, 0);
   };
   const QrWork<ExecSpace, T> work[2] = {make_work(true), make_work(k > nb)};
   const auto work_of = [&](int j) -> const QrWork<ExecSpace, T>& { return work[j / nb % 2]; };
@@ -482,6 +487,26 @@ void geqrf(const ExecSpace& exec, const AView& A, const TauView& tau, tuning::Qr
   }
 }
 
+// ormqr's scratch: the padded reflectors and T^-1 twice over, alternating by block (the second
+// empty unless `alternate`: one block), and larfb's W (exec's alone).
+template <class ExecSpace, class T>
+struct OrmqrWorkViews {
+  using Pieces = ScratchPieces<typename ExecSpace::memory_space>;
+  using Matrix = typename Pieces::template Piece<T**>;
+
+  OrmqrWorkViews(Pieces& pieces, int nq, int nb, bool alternate, int w_rows, int w_cols)
+      : v{pieces.template matrix<T>(nq, nb), pieces.template matrix<T>(nq, alternate ? nb : 0)},
+        t_inverse{pieces.template matrix<T>(nb, nb),
+                  pieces.template matrix<T>(alternate ? nb : 0, alternate ? nb : 0)},
+        w(pieces.template matrix<T>(w_rows, w_cols)) {}
+
+  Matrix v[2], t_inverse[2], w;
+};
+
+// OrmqrWork(exec, nq, nb, alternate, w_rows, w_cols).
+template <class ExecSpace, class T>
+using OrmqrWork = ScratchViews<ExecSpace, OrmqrWorkViews<ExecSpace, T>>;
+
 // C = op(Q) C (left) or C op(Q) (right) for Q = H(0) ... H(k-1), the k = length of tau
 // reflectors of A (nq x >= k, nq = rows of C on the left, columns on the right), nb at a time:
 // the block's reflectors padded, T^-1 (larft_inverse), then larfb solving with it, blocks taken
@@ -500,18 +525,11 @@ void ormqr(const ExecSpace& exec, ApplySide side, Op op, const AView& A, const T
   const int other = static_cast<int>(left ? C.extent(1) : C.extent(0));
   const bool forward = left == (op != Op::none);
   const int blocks = (k + nb - 1) / nb;
-  // The padded reflectors and T^-1 twice over, alternating by block, and larfb's W (exec's
-  // alone): no more, since every allocation is a call to the device's allocator.
-  using Matrix = Kokkos::View<T**, Kokkos::LayoutLeft, typename ExecSpace::memory_space>;
-  const auto allocate = [](const std::string& label, int rows, int cols) {
-    return Matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), rows, cols);
-  };
-  Matrix v[2], t_inverse[2];
-  for (int slot = 0; slot < std::min(blocks, 2); ++slot) {
-    v[slot] = allocate("basalt::qr::v", nq, nb);
-    t_inverse[slot] = allocate("basalt::qr::t", nb, nb);
-  }
-  const Matrix w = allocate("basalt::qr::w", left ? nb : other, left ? other : nb);
+  const OrmqrWork<ExecSpace, T> work(exec, nq, nb, blocks > 1, left ? nb : other,
+                                     left ? other : nb);
+  const auto& v = work.v;
+  const auto& t_inverse = work.t_inverse;
+  const auto& w = work.w;
   const auto first = [&](int b) { return (forward ? b : blocks - 1 - b) * nb; };
   const auto reflectors = [&](int b) {
     const int i = first(b);
@@ -550,7 +568,7 @@ void orgqr(const ExecSpace& exec, const AView& A, const TauView& tau, tuning::Qr
   const int k = static_cast<int>(tau.extent(0));
   if (n == 0) return;
   const int nb = std::min(tune.block, k);
-  const QrWork<ExecSpace, T> work(nb, nb, n, m, k, 0, 0);
+  const QrWork<ExecSpace, T> work(exec, nb, nb, n, m, k, 0, 0);
   pad_reflectors(exec, Kokkos::subview(A, Kokkos::ALL, range(0, k)), work.v);
   using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
   Kokkos::parallel_for(

@@ -22,11 +22,11 @@
 // geqrf then runs Householder QR. Those verdicts are made on the device and read back twice,
 // the path's only waits for exec.
 #include <Kokkos_Core.hpp>
-#include <string>
 #include <utility>
 
 #include "basalt/algorithms/dense/impl/blas.hpp"
 #include "basalt/algorithms/dense/impl/potrf_portable.hpp"
+#include "basalt/core/call_scratch.hpp"
 #include "basalt/core/cholesky_state.hpp"
 #include "basalt/core/profiling.hpp"
 #include "basalt/core/tuning.hpp"
@@ -53,32 +53,34 @@ constexpr double orthonormal_condition_limit = 4;
 enum Verdict : int { give_up = 0, by_inverse = 1, by_solve = 2 };
 
 template <class ExecSpace, class T>
-struct Work {
-  using Memory = typename ExecSpace::memory_space;
-  using Matrix = Kokkos::View<T**, Kokkos::LayoutLeft, Memory>;
+struct WorkViews {
+  using Pieces = ScratchPieces<typename ExecSpace::memory_space>;
+  using Matrix = typename Pieces::template Piece<T**>;
+
+  WorkViews(Pieces& pieces, int n)
+      : gram1(pieces.template matrix<T>(n, n)),
+        gram2(pieces.template matrix<T>(n, n)),
+        inverse1(pieces.template matrix<T>(n, n)),
+        inverse2(pieces.template matrix<T>(n, n)),
+        lu(pieces.template matrix<T>(n, n)),
+        lu_inverse(pieces.template matrix<T>(n, n)),
+        signs(pieces.template vector<real_t<T>>(n)),
+        verdict(pieces.template scalar<int>()) {}
+
   Matrix gram1, gram2;        // n x n: A^H A and W^H W, then R1 and R2 in their upper triangles
   Matrix inverse1, inverse2;  // R1^-1, R2^-1; inverse1 later R2^-1 U^-1
   Matrix lu, lu_inverse;      // Q's top block, then L and U; U^-1
-  Kokkos::View<real_t<T>*, Memory> signs;  // S
-  CholeskyState<ExecSpace, T> first, second;
-  // Written by each judgement before it is read, so made without the initialization (in Kokkos
-  // 3.4 a kernel and a wait for the device).
-  Kokkos::View<int, Memory> verdict{
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "basalt::qr::tall_skinny::verdict")};
+  typename Pieces::template Piece<real_t<T>*> signs;  // S
+  typename Pieces::template Piece<int> verdict;       // written by each judgement before it is read
+};
 
-  Work(const ExecSpace& exec, int n) : first(exec), second(exec) {
-    const auto matrix = [n](const char* label) {
-      return Matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n, n);
-    };
-    gram1 = matrix("basalt::qr::tall_skinny::gram1");
-    gram2 = matrix("basalt::qr::tall_skinny::gram2");
-    inverse1 = matrix("basalt::qr::tall_skinny::inverse1");
-    inverse2 = matrix("basalt::qr::tall_skinny::inverse2");
-    lu = matrix("basalt::qr::tall_skinny::lu");
-    lu_inverse = matrix("basalt::qr::tall_skinny::lu_inverse");
-    signs =
-        decltype(signs)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "basalt::qr::signs"), n);
-  }
+// The scratch of one call (core/call_scratch.hpp), and the two Cholesky factorizations' states.
+template <class ExecSpace, class T>
+struct Work : ScratchViews<ExecSpace, WorkViews<ExecSpace, T>> {
+  Work(const ExecSpace& exec, int n)
+      : ScratchViews<ExecSpace, WorkViews<ExecSpace, T>>(exec, n), first(exec), second(exec) {}
+
+  CholeskyState<ExecSpace, T> first, second;
 };
 
 // X = R^-1 for the upper triangle of R (n x n); X comes out upper triangular, zeros below.
@@ -166,10 +168,8 @@ void modified_lu(const ExecSpace& exec, const BView& B, const SView& S) {
 }
 
 // Runs judge(team) in one team and returns its verdict on the host: the path's only waits.
-template <class ExecSpace, class Judge>
-Verdict decide(const ExecSpace& exec,
-               const Kokkos::View<int, typename ExecSpace::memory_space>& verdict,
-               const Judge& judge) {
+template <class ExecSpace, class VerdictView, class Judge>
+Verdict decide(const ExecSpace& exec, const VerdictView& verdict, const Judge& judge) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   Kokkos::parallel_for(
       "basalt::qr::tall_skinny::verdict", Policy(exec, 1, Kokkos::AUTO),
@@ -222,16 +222,19 @@ bool geqrf_tall_skinny(const ExecSpace& exec, const AView& A, const TauView& tau
   gemm(exec, Op::conj_transpose, Op::none, T(1), A, A, T(0), work.gram1);
   potrf(exec, Triangle::upper, work.gram1, work.first, cholesky);
   invert_upper(exec, work.gram1, work.inverse1);
+  // The judgements capture Views, not work: its Cholesky states own their scratch, uncopied.
+  const auto first_info = work.first.info, second_info = work.second.info;
+  const auto gram1 = work.gram1, inverse1 = work.inverse1, gram2 = work.gram2,
+             inverse2 = work.inverse2, lu = work.lu, lu_inverse = work.lu_inverse;
   const Verdict first = decide(
       exec, work.verdict, KOKKOS_LAMBDA(const Member& team) {
-        if (work.first.info() != 0) return give_up;
-        return condition_within(team, work.gram1, work.inverse1, inverse_condition_limit)
-                   ? by_inverse
-                   : by_solve;
+        if (first_info() != 0) return give_up;
+        return condition_within(team, gram1, inverse1, inverse_condition_limit) ? by_inverse
+                                                                                : by_solve;
       });
   if (first == give_up) return false;
   // W = A R1^-1, m x n: allocated only once the path is taken.
-  const typename Work<ExecSpace, T>::Matrix W(
+  const Kokkos::View<T**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> W(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "basalt::qr::tall_skinny::w"), m, n);
   if (first == by_inverse) {
     gemm(exec, Op::none, Op::none, T(1), A, work.inverse1, T(0), W);
@@ -250,10 +253,9 @@ bool geqrf_tall_skinny(const ExecSpace& exec, const AView& A, const TauView& tau
   const Verdict second = decide(
       exec, work.verdict, KOKKOS_LAMBDA(const Member& team) {
         const bool orthonormal =
-            condition_within(team, work.gram2, work.inverse2, orthonormal_condition_limit);
-        const bool u_conditioned =
-            condition_within(team, work.lu, work.lu_inverse, inverse_condition_limit);
-        return work.second.info() == 0 && orthonormal && u_conditioned ? by_inverse : give_up;
+            condition_within(team, gram2, inverse2, orthonormal_condition_limit);
+        const bool u_conditioned = condition_within(team, lu, lu_inverse, inverse_condition_limit);
+        return second_info() == 0 && orthonormal && u_conditioned ? by_inverse : give_up;
       });
   if (second == give_up) return false;
 

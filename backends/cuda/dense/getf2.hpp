@@ -2,6 +2,7 @@
 // The CUDA specialization of the LU panel (basalt::portable::getf2's contract): seed 000's fused
 // kernel (D2) for panels within its height limit, the portable kernels (D1) above it.
 #include "basalt/algorithms/dense/impl/getf2_portable.hpp"
+#include "basalt/backends/cuda/call_scratch.hpp"
 #include "basalt/backends/cuda/dense/getf2_launch.hpp"
 #include "basalt/backends/cuda/scalar.hpp"
 #include "basalt/core/dispatch.hpp"

@@ -9,6 +9,7 @@
 
 #include "basalt/algorithms/dense/impl/potf2_portable.hpp"
 #include "basalt/algorithms/dense/impl/potrf_portable.hpp"
+#include "basalt/backends/cuda/call_scratch.hpp"
 #include "basalt/backends/cuda/dense/herk_trapezoid.hpp"
 #include "basalt/backends/cuda/dense/potf2_launch.hpp"
 #include "basalt/backends/cuda/scalar.hpp"

@@ -23,9 +23,9 @@ cudaMemPool_t pool_of(int device) {
     props.location.type = cudaMemLocationTypeDevice;
     props.location.id = device;
     BASALT_CUDA_CHECK(cudaMemPoolCreate(&pools[device], &props));
-    std::uint64_t keep_everything = UINT64_MAX;
+    std::uint64_t kept = pool_kept_bytes;
     BASALT_CUDA_CHECK(
-        cudaMemPoolSetAttribute(pools[device], cudaMemPoolAttrReleaseThreshold, &keep_everything));
+        cudaMemPoolSetAttribute(pools[device], cudaMemPoolAttrReleaseThreshold, &kept));
   }
   return pools[device];
 }

@@ -92,3 +92,31 @@ TEST_CASE("a call's scratch is disjoint, usable on exec, and states start clean"
     Kokkos::deep_copy(lu.info, 9);
   }
 }
+
+#if defined(BASALT_ENABLE_CUDA)
+// Basalt's pool keeps at most cuda::pool_kept_bytes of what calls give back: a scratch 3 GiB
+// larger (QR's work for a matrix of tens of millions of rows) is back in the device's free
+// memory after the next synchronization, not held for the rest of the process.
+TEST_CASE("a large call scratch goes back to the device", "[core][cuda]") {
+  const Kokkos::Cuda exec;
+  exec.fence();
+  std::size_t free_before = 0, free_after = 0, total = 0;
+  REQUIRE(cudaMemGetInfo(&free_before, &total) == cudaSuccess);
+  constexpr std::size_t bytes = cuda::pool_kept_bytes + (std::size_t{3} << 30);
+  constexpr int rows = 1 << 20, cols = static_cast<int>(bytes / sizeof(double) / rows);
+  REQUIRE(free_before > bytes + (std::size_t{1} << 30));
+  {
+    const impl::ScratchViews<Kokkos::Cuda, ThreePieces<Kokkos::CudaSpace>> scratch(exec, rows, cols,
+                                                                                   1);
+    const auto a = scratch.a;
+    Kokkos::parallel_for(
+        "touch", Kokkos::RangePolicy<Kokkos::Cuda>(exec, 0, cols),
+        KOKKOS_LAMBDA(const int j) { a(rows - 1, j) = j; });
+  }
+  exec.fence();
+  REQUIRE(cudaMemGetInfo(&free_after, &total) == cudaSuccess);
+  CAPTURE(free_before, free_after);
+  // What the pool held before, and up to pool_kept_bytes of this scratch, may stay.
+  CHECK(free_after + cuda::pool_kept_bytes + (std::size_t{64} << 20) >= free_before);
+}
+#endif

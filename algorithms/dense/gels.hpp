@@ -21,22 +21,33 @@
 
 #include "basalt/algorithms/dense/geqrf.hpp"
 #include "basalt/algorithms/dense/impl/blas.hpp"
+#include "basalt/core/call_scratch.hpp"
 
 namespace basalt {
 
 namespace impl {
 
+// gels' scratch (core/call_scratch.hpp): the q reflectors' tau, and for a wide A the f_rows x
+// f_cols workspace F = A^H factored in its place (empty otherwise).
+template <class ExecSpace, class T>
+struct GelsWorkViews {
+  using Pieces = ScratchPieces<typename ExecSpace::memory_space>;
+  GelsWorkViews(Pieces& pieces, int q, int f_rows, int f_cols)
+      : tau(pieces.template vector<T>(q)), f(pieces.template matrix<T>(f_rows, f_cols)) {}
+
+  typename Pieces::template Piece<T*> tau;
+  typename Pieces::template Piece<T**> f;
+};
+
 // xGELS on F (p x q, p >= q; op(A) is F, or F^H for the minimum-norm solution), B (p x nrhs):
-// factor F, then least squares (B = Q^H B, R X = B(0:q)) or minimum norm (R^H Y = B(0:q),
-// B(q:p) = 0, X = Q B). Returns info, read back to the host.
-template <class ExecSpace, class FView, class BView>
-int gels(const ExecSpace& exec, bool minimum_norm, const FView& F, const BView& B,
-         tuning::Qr tune) {
+// factor F (its reflectors' tau in `tau`, q entries), then least squares (B = Q^H B, R X =
+// B(0:q)) or minimum norm (R^H Y = B(0:q), B(q:p) = 0, X = Q B). Returns info, read back to the
+// host.
+template <class ExecSpace, class FView, class TauView, class BView>
+int gels(const ExecSpace& exec, bool minimum_norm, const FView& F, const TauView& tau,
+         const BView& B, tuning::Qr tune) {
   using T = typename FView::non_const_value_type;
-  using Memory = typename ExecSpace::memory_space;
   const int p = static_cast<int>(F.extent(0)), q = static_cast<int>(F.extent(1));
-  const Kokkos::View<T*, Memory> tau(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "basalt::gels::tau"), q);
   geqrf(exec, F, tau, tune);
   if (!minimum_norm) ormqr(exec, ApplySide::left, Op::conj_transpose, F, tau, B, tune);
 
@@ -104,17 +115,17 @@ int gels(const ExecSpace& exec, Op op, const AView& A, const BView& B) {
   const auto tune = tuning::qr_applied<ExecSpace>(std::min(m, n), nrhs);
   const bool wide = m < n;
   const bool minimum_norm = (op != Op::none) != wide;
+  const impl::ScratchViews<ExecSpace, impl::GelsWorkViews<ExecSpace, T>> work(exec, q, wide ? n : 0,
+                                                                              wide ? m : 0);
   if (!wide) {
-    const int info = impl::gels(exec, minimum_norm, A, B, tune);
+    const int info = impl::gels(exec, minimum_norm, A, work.tau, B, tune);
     exec.fence();
     return info;
   }
   // The QR of A^H, written back as its adjoint: xGELQF's storage.
-  Kokkos::View<T**, Kokkos::LayoutLeft, Memory> F(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "basalt::gels::f"), n, m);
-  impl::copy_adjoint(exec, A, F);
-  const int info = impl::gels(exec, minimum_norm, F, B, tune);
-  impl::copy_adjoint(exec, F, A);
+  impl::copy_adjoint(exec, A, work.f);
+  const int info = impl::gels(exec, minimum_norm, work.f, work.tau, B, tune);
+  impl::copy_adjoint(exec, work.f, A);
   exec.fence();
   return info;
 }

@@ -65,6 +65,7 @@ class CallScratch {
 
  public:
   CallScratch(const ExecSpace& exec, std::size_t bytes) : exec_(exec) {
+    if (bytes == 0) return;  // no pieces: nothing to take or give back
     if constexpr (Spec::available) {
       data_ = static_cast<unsigned char*>(Spec::acquire(exec, bytes));
     } else {
@@ -75,7 +76,8 @@ class CallScratch {
     pieces_ = ScratchPieces<Memory>(data_);
   }
   ~CallScratch() {
-    if constexpr (Spec::available) Spec::release(exec_, data_);
+    if constexpr (Spec::available)
+      if (data_) Spec::release(exec_, data_);
   }
   CallScratch(const CallScratch&) = delete;
   CallScratch& operator=(const CallScratch&) = delete;

@@ -50,6 +50,20 @@ TEST_CASE("ScratchPieces lays pieces out one after another, each aligned", "[cor
   CHECK(empty.bytes() == a);  // the scalar alone
 }
 
+namespace {
+
+struct NoPieces {
+  template <class Pieces>
+  explicit NoPieces(Pieces&) {}
+};
+
+}  // namespace
+
+TEST_CASE("a call scratch of no pieces is made and given back without error", "[core]") {
+  const impl::ScratchViews<Exec, NoPieces> nothing{Exec()};
+  SUCCEED("made and given back");
+}
+
 // Scratch taken and given back many times over (the pool reuses it): the pieces are disjoint,
 // writable and readable on exec, and a state's info starts at zero even where the memory held a
 // failed call's info before.

@@ -3,7 +3,10 @@
 #include <Kokkos_Core.hpp>
 #include <catch2/catch.hpp>
 #include <random>
+#include <string>
 #include <type_traits>
+
+#include "basalt/core/errors.hpp"
 
 namespace basalt::test {
 
@@ -50,6 +53,17 @@ bool identical(const ViewA& a, const ViewB& b) {
     for (size_t i = 0; i < a.extent(0); ++i)
       if (!(a(i, j) == b(i, j))) return false;
   return true;
+}
+
+// The argument the InvalidArgument thrown by call() names; "none" when call() returns.
+template <class Call>
+std::string argument_of(Call&& call) {
+  try {
+    call();
+  } catch (const InvalidArgument& e) {
+    return e.argument();
+  }
+  return "none";
 }
 
 }  // namespace basalt::test

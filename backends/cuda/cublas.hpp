@@ -26,9 +26,8 @@ inline void check(cublasStatus_t status, const char* call) {
 // stream has a handle of its own, since a handle's default workspace must not serve two streams
 // at once.
 inline cublasHandle_t handle(const Kokkos::Cuda& exec) {
-  constexpr int max_devices = 64;
   struct Handles {
-    cublasHandle_t by_device[max_devices][2] = {};
+    cublasHandle_t by_device[cuda::max_devices][2] = {};
     ~Handles() {
       for (auto& pair : by_device)
         for (auto h : pair)
@@ -36,9 +35,7 @@ inline cublasHandle_t handle(const Kokkos::Cuda& exec) {
     }
   };
   thread_local Handles handles;
-  const int device = exec.cuda_device();
-  if (device < 0 || device >= max_devices)
-    throw std::runtime_error("basalt: CUDA device id out of range");
+  const int device = cuda::device_slot(exec.cuda_device());
   const bool look_ahead = exec.cuda_stream() == cuda::look_ahead_stream(device);
   cublasHandle_t& h = handles.by_device[device][look_ahead];
   if (!h) {

@@ -14,6 +14,16 @@ inline void check(cudaError_t status, const char* call, const char* file, int li
                            "' from " + call + " at " + file + ":" + std::to_string(line));
 }
 
+// Basalt's tables by device (streams, pools, instances, cached queries) hold this many devices.
+constexpr int max_devices = 64;
+
+// `device` as an index into such a table: cudaErrorInvalidDevice past it.
+inline int device_slot(int device) {
+  if (device < 0 || device >= max_devices)
+    check(cudaErrorInvalidDevice, "device_slot", __FILE__, __LINE__);
+  return device;
+}
+
 }  // namespace basalt::cuda
 
 #define BASALT_CUDA_CHECK(call) ::basalt::cuda::check((call), #call, __FILE__, __LINE__)

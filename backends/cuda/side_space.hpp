@@ -15,11 +15,9 @@ namespace basalt {
 namespace cuda {
 
 inline Kokkos::Cuda look_ahead_instance(const Kokkos::Cuda& exec) {
-  constexpr int max_devices = 64;
   static std::mutex mutex;
   static std::unique_ptr<Kokkos::Cuda> instances[max_devices];
-  const int device = exec.cuda_device();
-  if (device < 0 || device >= max_devices) BASALT_CUDA_CHECK(cudaErrorInvalidDevice);
+  const int device = device_slot(exec.cuda_device());
   std::lock_guard<std::mutex> lock(mutex);
   if (!instances[device]) {
     instances[device] = std::make_unique<Kokkos::Cuda>(look_ahead_stream(device));

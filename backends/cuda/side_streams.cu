@@ -7,7 +7,6 @@ namespace basalt::cuda {
 
 namespace {
 
-constexpr int max_devices = 64;
 constexpr int look_ahead = SideStreams::count;  // the look-ahead stream's slot
 
 // The device's side streams and its look-ahead stream, made on first use and kept for the life
@@ -15,7 +14,7 @@ constexpr int look_ahead = SideStreams::count;  // the look-ahead stream's slot
 const cudaStream_t* streams_of(int device) {
   static std::mutex mutex;
   static cudaStream_t streams[max_devices][SideStreams::count + 1] = {};
-  if (device < 0 || device >= max_devices) BASALT_CUDA_CHECK(cudaErrorInvalidDevice);
+  device_slot(device);
   std::lock_guard<std::mutex> lock(mutex);
   if (!streams[device][0]) {
     int current = 0;

@@ -10,12 +10,10 @@ namespace basalt::cuda {
 
 namespace {
 
-constexpr int max_devices = 64;
-
 cudaMemPool_t pool_of(int device) {
   static std::mutex mutex;
   static cudaMemPool_t pools[max_devices] = {};
-  if (device < 0 || device >= max_devices) BASALT_CUDA_CHECK(cudaErrorInvalidDevice);
+  device_slot(device);
   std::lock_guard<std::mutex> lock(mutex);
   if (!pools[device]) {
     cudaMemPoolProps props = {};

@@ -493,14 +493,6 @@ TEST_CASE("geqrf_batched family on NaN, extreme and invalid input", "[geqrf_batc
   }
   CHECK(std::isnan(qr(2, 7, 7)));
 
-  auto argument_of = [](auto&& call) -> std::string {
-    try {
-      call();
-    } catch (const InvalidArgument& e) {
-      return e.argument();
-    }
-    return "none";
-  };
   Kokkos::View<double**> short_tau("tau", 3, 7);
   CHECK(argument_of([&] { geqrf_batched(Exec(), A, short_tau); }) == "tau");
   auto C = make_batch<double>("C", 3, 11, 2);

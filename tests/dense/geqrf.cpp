@@ -512,34 +512,26 @@ TEMPLATE_TEST_CASE("QR routines reject bad arguments", "[geqrf]", double, Kokkos
   using T = TestType;
   DeviceMatrix<T> A("A", 6, 4), wide("wide", 4, 6), C("C", 5, 3), B("B", 5, 2);
   Kokkos::View<T*, Exec::memory_space> tau3("tau", 3), tau4("tau", 4), tau5("tau", 5);
-  auto argument = [](auto&& call) {
-    try {
-      call();
-    } catch (const InvalidArgument& e) {
-      return e.argument();
-    }
-    return std::string("none");
-  };
-  CHECK(argument([&] { geqrf(Exec(), A, tau3); }) == "tau");
-  CHECK(argument([&] { orgqr(Exec(), wide, tau3); }) == "A");
-  CHECK(argument([&] { orgqr(Exec(), A, tau5); }) == "tau");
-  CHECK(argument([&] { ormqr(Exec(), ApplySide::left, Op::none, A, tau4, C); }) == "C");
-  CHECK(argument([&] { ormqr(Exec(), ApplySide::right, Op::none, A, tau4, C); }) == "C");
-  CHECK(argument([&] {
+  CHECK(argument_of([&] { geqrf(Exec(), A, tau3); }) == "tau");
+  CHECK(argument_of([&] { orgqr(Exec(), wide, tau3); }) == "A");
+  CHECK(argument_of([&] { orgqr(Exec(), A, tau5); }) == "tau");
+  CHECK(argument_of([&] { ormqr(Exec(), ApplySide::left, Op::none, A, tau4, C); }) == "C");
+  CHECK(argument_of([&] { ormqr(Exec(), ApplySide::right, Op::none, A, tau4, C); }) == "C");
+  CHECK(argument_of([&] {
           ormqr(Exec(), ApplySide::left, Op::none, A, tau5, DeviceMatrix<T>("C", 6, 2));
         }) == "tau");
-  CHECK(argument([&] { gels(Exec(), Op::none, A, B); }) == "B");
+  CHECK(argument_of([&] { gels(Exec(), Op::none, A, B); }) == "B");
   // More rows than an int counts (A's memory, never read: the check comes first).
   const Kokkos::View<T**, Kokkos::LayoutLeft, Exec::memory_space,
                      Kokkos::MemoryTraits<Kokkos::Unmanaged>>
       too_tall(A.data(), std::size_t(INT_MAX) + 1, 1);
-  CHECK(argument([&] { geqrf(Exec(), too_tall, tau3); }) == "A");
-  CHECK(argument([&] { gels(Exec(), Op::none, too_tall, B); }) == "A");
+  CHECK(argument_of([&] { geqrf(Exec(), too_tall, tau3); }) == "A");
+  CHECK(argument_of([&] { gels(Exec(), Op::none, too_tall, B); }) == "A");
   if constexpr (!std::is_floating_point_v<T>) {
-    CHECK(argument([&] {
+    CHECK(argument_of([&] {
             ormqr(Exec(), ApplySide::left, Op::transpose, A, tau4, DeviceMatrix<T>("C", 6, 2));
           }) == "op");
-    CHECK(argument([&] { gels(Exec(), Op::transpose, A, DeviceMatrix<T>("B", 6, 2)); }) == "op");
+    CHECK(argument_of([&] { gels(Exec(), Op::transpose, A, DeviceMatrix<T>("B", 6, 2)); }) == "op");
   }
 }
 

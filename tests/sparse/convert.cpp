@@ -2,8 +2,6 @@
 
 #include <catch2/catch.hpp>
 #include <climits>
-#include <cstdint>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -116,21 +114,6 @@ TEST_CASE("to_sellp names a bad slice size or alignment", "[sparse]") {
   REQUIRE_THROWS_WITH(to_sellp(Exec(), A.csr, 8, 0), Catch::Contains("'alignment'"));
 }
 
-namespace {
-
-// The InvalidArgument's argument name, "none" when the call returns.
-template <class Call>
-std::string argument_of(Call&& call) {
-  try {
-    call();
-  } catch (const InvalidArgument& e) {
-    return e.argument();
-  }
-  return "none";
-}
-
-}  // namespace
-
 // Small CSRs whose padded forms pass 2^31 - 1 entries: with the default int offsets that size
 // wrapped (the ELL and SELL-P allocations of the wrapped or the true size then failed or were
 // garbage); each must be refused naming A, before anything that size is allocated.
@@ -138,16 +121,16 @@ TEST_CASE("to_ell and to_sellp refuse a padded size past the offset type", "[spa
   // 70000 rows, one of 40000 entries: ELL 2.8e9 entries; SELL-P of 32-row slices 1.28e6, of
   // 65536-row slices 2.6e9.
   const auto one_long = test::long_rows_csr<T>(70000, 40000, {5}, 40000);
-  CHECK(argument_of([&] { to_ell(Exec(), one_long); }) == "A");
+  CHECK(test::argument_of([&] { to_ell(Exec(), one_long); }) == "A");
   const auto fits = to_sellp(Exec(), one_long, 32, 4);
   CHECK(fits.stored() == 40000 * 32);
-  CHECK(argument_of([&] { to_sellp(Exec(), one_long, 65536, 4); }) == "A");
+  CHECK(test::argument_of([&] { to_sellp(Exec(), one_long, 65536, 4); }) == "A");
   // Two slices of 1.3e9 entries each: each fits an int, their sum does not.
   const auto two_long = test::long_rows_csr<T>(65536, 40000, {0, 40000}, 40000);
-  CHECK(argument_of([&] { to_sellp(Exec(), two_long, 32768, 4); }) == "A");
+  CHECK(test::argument_of([&] { to_sellp(Exec(), two_long, 32768, 4); }) == "A");
   // One entry padded by the alignment to 2^26 x 32 = 2^31.
   const auto single = test::long_rows_csr<T>(1, 1, {0}, 1);
-  CHECK(argument_of([&] { to_sellp(Exec(), single, 32, 1 << 26); }) == "A");
+  CHECK(test::argument_of([&] { to_sellp(Exec(), single, 32, 1 << 26); }) == "A");
 }
 
 TEST_CASE("SellP::num_slices does not wrap for row counts near the ordinal's maximum", "[sparse]") {

@@ -210,19 +210,11 @@ TEST_CASE("spmv and spmm name the argument whose size does not fit", "[sparse]")
   const auto A = test::random_sparse<double>({6, 4, 0.5});
   Kokkos::View<double*, Exec::memory_space> x("x", 4), y("y", 6), wrong("wrong", 5);
   Kokkos::View<double**, Exec::memory_space> X("X", 4, 2), Y("Y", 6, 2), Y3("Y3", 6, 3);
-  auto argument_of = [](auto&& call) {
-    try {
-      call();
-    } catch (const InvalidArgument& e) {
-      return e.argument();
-    }
-    return std::string("none");
-  };
-  CHECK(argument_of([&] { spmv(Exec(), 1.0, A.csr, wrong, 0.0, y); }) == "x");
-  CHECK(argument_of([&] { spmv(Exec(), 1.0, A.csr, x, 0.0, wrong); }) == "y");
-  CHECK(argument_of([&] { spmm(Exec(), 1.0, A.csr, Y, 0.0, Y); }) == "X");
-  CHECK(argument_of([&] { spmm(Exec(), 1.0, A.csr, X, 0.0, Y3); }) == "Y");
-  CHECK(argument_of([&] { spmm(Exec(), 1.0, A.csr, X, 0.0, Y); }) == "none");
+  CHECK(test::argument_of([&] { spmv(Exec(), 1.0, A.csr, wrong, 0.0, y); }) == "x");
+  CHECK(test::argument_of([&] { spmv(Exec(), 1.0, A.csr, x, 0.0, wrong); }) == "y");
+  CHECK(test::argument_of([&] { spmm(Exec(), 1.0, A.csr, Y, 0.0, Y); }) == "X");
+  CHECK(test::argument_of([&] { spmm(Exec(), 1.0, A.csr, X, 0.0, Y3); }) == "Y");
+  CHECK(test::argument_of([&] { spmm(Exec(), 1.0, A.csr, X, 0.0, Y); }) == "none");
 }
 
 TEST_CASE("padding never reads x: a NaN in x reaches only the rows that use it", "[sparse]") {

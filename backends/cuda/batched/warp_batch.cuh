@@ -227,12 +227,10 @@ void launch_segments_in_blocks(cudaStream_t stream, int count, int largest,
 template <int Threads, class KernelFor>
 int resident_matrices(int largest, const KernelFor& kernel_for) {
   return with_size_class(largest, [&](auto size) {
-    constexpr int max_devices = 64;
     static std::atomic<int> known[max_devices] = {};  // 0: not asked yet
     int device = 0;
     BASALT_CUDA_CHECK(cudaGetDevice(&device));
-    if (device < 0 || device >= max_devices) BASALT_CUDA_CHECK(cudaErrorInvalidDevice);
-    int blocks = known[device].load(std::memory_order_relaxed);
+    int blocks = known[device_slot(device)].load(std::memory_order_relaxed);
     if (blocks == 0) {
       BASALT_CUDA_CHECK(
           cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel_for(size), Threads, 0));

@@ -157,6 +157,86 @@ TEST_CASE("spmv and spmm with int64 offsets in every format", "[sparse]") {
   }
 }
 
+// The hidden case's matrix: 2^21 rows of 1025 entries (2^31 + 2^21 in all), each row's columns
+// in order, and x; small integers, so that every product's sum is exact.
+namespace huge {
+using Offset = std::int64_t;
+constexpr int rows = 1 << 21, cols = 1 << 20, per_row = 1025;
+KOKKOS_INLINE_FUNCTION int column(int i, int k) { return i * 7 % (cols - per_row) + k; }
+KOKKOS_INLINE_FUNCTION double value(int i, int k) { return 1 + (i + k) % 3; }
+KOKKOS_INLINE_FUNCTION double x_at(int j) { return j % 5; }
+
+Csr<double, int, Exec::memory_space, Offset> matrix() {
+  Csr<double, int, Exec::memory_space, Offset> A;
+  A.num_rows = rows;
+  A.num_cols = cols;
+  Kokkos::View<Offset*, Exec::memory_space> row_map("row_map", rows + 1);
+  const decltype(A.entries) entries("entries", Offset(rows) * per_row);
+  const decltype(A.values) values("values", Offset(rows) * per_row);
+  Kokkos::parallel_for(
+      "fill", Kokkos::RangePolicy<Exec>(0, rows), KOKKOS_LAMBDA(const int i) {
+        const Offset first = Offset(i) * per_row;
+        row_map(i + 1) = first + per_row;
+        for (int k = 0; k < per_row; ++k) {
+          entries(first + k) = column(i, k);
+          values(first + k) = value(i, k);
+        }
+      });
+  A.row_map = row_map;
+  A.entries = entries;
+  A.values = values;
+  return A;
+}
+
+// Rows of y or Y (y's sums times 1 and -2) that differ from expected: exactly, since every sum
+// is an integer below 2^14.
+template <class YView, class YsView>
+int wrong_rows(const YView& y, const YsView& Y, const YView& expected) {
+  int wrong = 0;
+  Kokkos::parallel_reduce(
+      "compare", Kokkos::RangePolicy<Exec>(0, rows),
+      KOKKOS_LAMBDA(const int i, int& count) {
+        count += y(i) != expected(i) || Y(i, 0) != expected(i) || Y(i, 1) != -2 * expected(i);
+      },
+      wrong);
+  return wrong;
+}
+}  // namespace huge
+
+// More stored entries than int counts, in int64 offsets: the positions past 2^31 in the CSR
+// kernel (rows longer than a chunk) and in SELL-P's slices, on the build's device. y is checked
+// exactly against sums from the formulas that made A, not from A. Hidden (about 26 GB in CSR and
+// as much again in SELL-P): run it with "[huge]".
+TEST_CASE("spmv and spmm past 2^31 stored entries, int64 offsets", "[.huge][sparse]") {
+  using T = double;
+  using huge::rows, huge::cols, huge::per_row;
+  auto A = huge::matrix();
+  REQUIRE(A.nnz() > huge::Offset(std::numeric_limits<int>::max()));
+  Kokkos::View<T*, Exec::memory_space> x("x", cols), expected("expected", rows), y("y", rows);
+  Kokkos::View<T**, Kokkos::LayoutRight, Exec::memory_space> X("X", cols, 2), Y("Y", rows, 2);
+  Kokkos::parallel_for(
+      "x", Kokkos::RangePolicy<Exec>(0, cols), KOKKOS_LAMBDA(const int j) {
+        x(j) = X(j, 0) = huge::x_at(j);
+        X(j, 1) = -2 * huge::x_at(j);
+      });
+  Kokkos::parallel_for(
+      "expected", Kokkos::RangePolicy<Exec>(0, rows), KOKKOS_LAMBDA(const int i) {
+        T sum = 0;
+        for (int k = 0; k < per_row; ++k) sum += huge::value(i, k) * huge::x_at(huge::column(i, k));
+        expected(i) = sum;
+      });
+  spmv(Exec(), T(1), A, x, T(0), y);
+  spmm(Exec(), T(1), A, X, T(0), Y);
+  CHECK(huge::wrong_rows(y, Y, expected) == 0);
+  const auto sellp = to_sellp(Exec(), A, 32, 4);
+  REQUIRE(sellp.stored() > huge::Offset(std::numeric_limits<int>::max()));
+  Kokkos::deep_copy(y, T(-1));
+  Kokkos::deep_copy(Y, T(-1));
+  spmv(Exec(), T(1), sellp, x, T(0), y);
+  spmm(Exec(), T(1), sellp, X, T(0), Y);
+  CHECK(huge::wrong_rows(y, Y, expected) == 0);
+}
+
 TEST_CASE("spmm takes strided sub-views", "[sparse]") {
   using T = Kokkos::complex<double>;
   const auto A = test::random_sparse<T>({50, 30, 0.2, true, true});

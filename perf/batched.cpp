@@ -105,6 +105,7 @@ struct BatchedCases {
     row.vendor = "fixed n=" + std::to_string(equal);
     row.vendor_time_ms = fixed.time_ms;
     row.vendor_gflops = fixed.gflops;
+    row.vendor_energy_j = fixed.energy_j;
     return row;
   }
 
@@ -171,8 +172,7 @@ struct BatchedCases {
     if (F == Factorization::lu && ctx.options.kokkos_kernels) {
       const Timing kk = measure(ctx, restore, [&] { kokkos_kernels_lu(exec, A); });
       row.vendor = "KokkosBatched SerialLU";
-      row.vendor_time_ms = kk.ms;
-      row.vendor_gflops = work / kk.ms * 1e-6;
+      set_vendor_timing(row, kk, work);
     } else if (ctx.options.vendor) {
 #if defined(BASALT_ENABLE_CUDA)
       const auto matrices = cublas::pointers(A);
@@ -205,8 +205,7 @@ struct BatchedCases {
       });
       row.vendor = "LAPACKE loop";
 #endif
-      row.vendor_time_ms = vendor.ms;
-      row.vendor_gflops = work / vendor.ms * 1e-6;
+      set_vendor_timing(row, vendor, work);
     }
     return row;
   }

@@ -12,7 +12,6 @@
 #include "basalt/backends/cuda/cusolver.hpp"
 #endif
 
-
 namespace basalt::perf {
 
 namespace {
@@ -54,8 +53,7 @@ struct GetrfCases {
       const Timing vendor = measure(ctx, restore, [&] { lapacke::getrf(A, ipiv); });
       row.vendor = "LAPACKE";
 #endif
-      row.vendor_time_ms = vendor.ms;
-      row.vendor_gflops = flops::getrf<T>(m, n) / vendor.ms * 1e-6;
+      set_vendor_timing(row, vendor, flops::getrf<T>(m, n));
     }
     return row;
   }

@@ -56,8 +56,7 @@ struct LaswpCases {
       const Timing vendor = measure(ctx, restore, [&] { lapacke::laswp(A, ipiv, 1, k2); });
       row.vendor = "LAPACKE";
 #endif
-      row.vendor_time_ms = vendor.ms;
-      row.vendor_gflops = bytes / vendor.ms * 1e-6;
+      set_vendor_timing(row, vendor, bytes);
     }
     return row;
   }

@@ -87,6 +87,13 @@ inline Row timed_row(const Context& ctx, const char* routine, long m, long n, co
   return row;
 }
 
+// The vendor's columns of row from its timing of the same work (its name is the caller's).
+inline void set_vendor_timing(Row& row, const Timing& t, double work) {
+  row.vendor_time_ms = t.ms;
+  row.vendor_gflops = work / t.ms * 1e-6;
+  row.vendor_energy_j = t.joules;
+}
+
 // The cases of a routine: one per (m, n) the options give.
 struct Shape {
   long m, n;

@@ -65,8 +65,7 @@ struct PotrfCases {
       const Timing vendor = measure(ctx, restore, [&] { lapacke::potrf(Triangle::lower, A); });
       row.vendor = "LAPACKE";
 #endif
-      row.vendor_time_ms = vendor.ms;
-      row.vendor_gflops = flops::potrf<T>(n) / vendor.ms * 1e-6;
+      set_vendor_timing(row, vendor, flops::potrf<T>(n));
     }
     return row;
   }

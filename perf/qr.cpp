@@ -82,8 +82,7 @@ struct GeqrfCases {
       const Timing vendor = measure(ctx, restore, [&] { lapacke::geqrf(A, tau); });
       row.vendor = "LAPACKE";
 #endif
-      row.vendor_time_ms = vendor.ms;
-      row.vendor_gflops = flops::geqrf<T>(m, n) / vendor.ms * 1e-6;
+      set_vendor_timing(row, vendor, flops::geqrf<T>(m, n));
     }
     return row;
   }
@@ -157,8 +156,7 @@ struct OrmqrCases {
           ctx, restore, [&] { lapacke::ormqr(ApplySide::left, Op::conj_transpose, A, tau, C); });
       row.vendor = "LAPACKE";
 #endif
-      row.vendor_time_ms = vendor.ms;
-      row.vendor_gflops = work / vendor.ms * 1e-6;
+      set_vendor_timing(row, vendor, work);
     }
     return row;
   }

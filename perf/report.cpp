@@ -10,10 +10,25 @@ namespace basalt::perf {
 
 namespace {
 
-const char* const columns[] = {"routine",  "prec",           "backend",       "device",  "m",
-                               "n",        "nrhs",           "batch",         "time_ms", "gflops",
-                               "vendor",   "vendor_time_ms", "vendor_gflops", "speedup", "residual",
-                               "energy_j", "gflops_per_watt"};
+const char* const columns[] = {"routine",
+                               "prec",
+                               "backend",
+                               "device",
+                               "m",
+                               "n",
+                               "nrhs",
+                               "batch",
+                               "time_ms",
+                               "gflops",
+                               "vendor",
+                               "vendor_time_ms",
+                               "vendor_gflops",
+                               "speedup",
+                               "residual",
+                               "energy_j",
+                               "gflops_per_watt",
+                               "vendor_energy_j",
+                               "vendor_gflops_per_watt"};
 
 std::string number(const std::optional<double>& value, const char* missing = "") {
   if (!value) return missing;
@@ -38,18 +53,19 @@ std::ofstream open(const std::string& path) {
 }  // namespace
 
 void print_header() {
-  std::printf("%-8s %-4s %-14s %7s %7s %10s %10s %-10s %10s %10s %8s %9s %9s %9s\n", "routine",
+  std::printf("%-8s %-4s %-14s %7s %7s %10s %10s %-10s %10s %10s %8s %9s %9s %9s %9s\n", "routine",
               "prec", "backend", "m", "n", "time_ms", "gflops", "vendor", "v_time_ms", "v_gflops",
-              "speedup", "residual", "energy_j", "gflop/W");
+              "speedup", "residual", "energy_j", "gflop/W", "v_gflop/W");
 }
 
 void print_row(const Row& r) {
-  std::printf("%-8s %-4c %-14s %7ld %7ld %10.4f %10.1f %-10s %10s %10s %8s %9s %9s %9s\n",
+  std::printf("%-8s %-4c %-14s %7ld %7ld %10.4f %10.1f %-10s %10s %10s %8s %9s %9s %9s %9s\n",
               r.routine.c_str(), r.prec, r.backend.c_str(), r.m, r.n, r.time_ms, r.gflops,
               r.vendor.empty() ? "-" : r.vendor.c_str(), number(r.vendor_time_ms, "-").c_str(),
               number(r.vendor_gflops, "-").c_str(), number(r.speedup(), "-").c_str(),
               number(r.residual, "-").c_str(), number(r.energy_j, "n/a").c_str(),
-              number(r.gflops_per_watt(), "n/a").c_str());
+              number(r.gflops_per_watt(), "n/a").c_str(),
+              number(r.vendor_gflops_per_watt(), "n/a").c_str());
   std::fflush(stdout);
 }
 
@@ -63,7 +79,8 @@ void write_csv(const std::string& path, const std::vector<Row>& rows) {
         << number(r.time_ms) << ',' << number(r.gflops) << ',' << csv_field(r.vendor) << ','
         << number(r.vendor_time_ms) << ',' << number(r.vendor_gflops) << ',' << number(r.speedup())
         << ',' << number(r.residual) << ',' << number(r.energy_j, "n/a") << ','
-        << number(r.gflops_per_watt(), "n/a") << "\n";
+        << number(r.gflops_per_watt(), "n/a") << ',' << number(r.vendor_energy_j, "n/a") << ','
+        << number(r.vendor_gflops_per_watt(), "n/a") << "\n";
   }
 }
 
@@ -89,7 +106,9 @@ void write_json(const std::string& path, const std::vector<Row>& rows) {
                    {"speedup", value(r.speedup())},
                    {"residual", value(r.residual)},
                    {"energy_j", value(r.energy_j)},
-                   {"gflops_per_watt", value(r.gflops_per_watt())}});
+                   {"gflops_per_watt", value(r.gflops_per_watt())},
+                   {"vendor_energy_j", value(r.vendor_energy_j)},
+                   {"vendor_gflops_per_watt", value(r.vendor_gflops_per_watt())}});
   }
   open(path) << all.dump(2) << "\n";
 }

@@ -6,6 +6,13 @@
 
 namespace basalt::perf {
 
+// The work of a run (its rate times its time) over its energy.
+inline std::optional<double> gflop_per_joule(double gflops, double ms,
+                                             const std::optional<double>& joules) {
+  if (!joules || *joules <= 0) return std::nullopt;
+  return gflops * ms * 1e-3 / *joules;
+}
+
 struct Row {
   std::string routine;
   char prec = 'd';
@@ -15,15 +22,19 @@ struct Row {
   double gflops = 0;  // for laswp and copy: GB/s moved (read + written)
   std::string vendor;
   std::optional<double> vendor_time_ms, vendor_gflops;
-  std::optional<double> residual;  // in units of machine epsilon
-  std::optional<double> energy_j;  // per run
+  std::optional<double> residual;                   // in units of machine epsilon
+  std::optional<double> energy_j, vendor_energy_j;  // per run
   std::optional<double> speedup() const {
     if (!vendor_time_ms) return std::nullopt;
     return *vendor_time_ms / time_ms;
   }
-  std::optional<double> gflops_per_watt() const {  // Gflop per joule
-    if (!energy_j || *energy_j <= 0) return std::nullopt;
-    return gflops * time_ms * 1e-3 / *energy_j;
+  // Gflop per joule, ours and the vendor's.
+  std::optional<double> gflops_per_watt() const {
+    return gflop_per_joule(gflops, time_ms, energy_j);
+  }
+  std::optional<double> vendor_gflops_per_watt() const {
+    if (!vendor_gflops || !vendor_time_ms) return std::nullopt;
+    return gflop_per_joule(*vendor_gflops, *vendor_time_ms, vendor_energy_j);
   }
 };
 

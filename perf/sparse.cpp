@@ -250,8 +250,7 @@ struct SparseCases {
             ctx, [] {}, [&] { product(); });
       }
       row.vendor = "cuSPARSE-csr";
-      row.vendor_time_ms = vendor.ms;
-      row.vendor_gflops = 2.0 * A.nnz() * k / vendor.ms * 1e-6;
+      set_vendor_timing(row, vendor, 2.0 * A.nnz() * k);
 #else
       row.vendor = "n/a";
 #endif

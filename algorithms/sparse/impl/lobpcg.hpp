@@ -20,6 +20,7 @@
 
 #include "basalt/algorithms/dense/impl/blas.hpp"
 #include "basalt/algorithms/sparse/formats.hpp"
+#include "basalt/algorithms/sparse/impl/spmm_portable.hpp"
 #include "basalt/algorithms/sparse/spmv.hpp"
 #include "basalt/backends/host/lapacke_eigen.hpp"
 #include "basalt/core/dispatch.hpp"
@@ -76,25 +77,11 @@ template <class Matrix>
 KOKKOS_INLINE_FUNCTION typename Matrix::scalar_type diagonal_entry(
     const Matrix& a, const typename Matrix::ordinal_type i) {
   using Ordinal = typename Matrix::ordinal_type;
-  typename Matrix::scalar_type sum = 0;
-  if constexpr (Matrix::format == SparseFormat::csr) {
-    for (auto at = a.row_map(i); at < a.row_map(i + 1); ++at)
-      if (a.entries(at) == i) sum += a.values(at);
-  } else if constexpr (Matrix::format == SparseFormat::ell) {
-    for (Ordinal c = 0; c < a.width; ++c)
-      if (a.columns(i, c) == i) sum += a.values(i, c);
-  } else {
-    // Positions in the offset type: c * slice_size passes the ordinal type where a slice holds
-    // more entries than it counts (an int64 offset).
-    using Offset = typename Matrix::offset_type;
-    const Ordinal slice = i / a.slice_size, row = i % a.slice_size;
-    const Offset begin = a.slice_ptr(slice);
-    const Offset width = (a.slice_ptr(slice + 1) - begin) / a.slice_size;
-    for (Offset c = 0; c < width; ++c) {
-      const Offset at = begin + c * a.slice_size + row;
-      if (a.columns(at) == i) sum += a.values(at);
-    }
-  }
+  using Scalar = typename Matrix::scalar_type;
+  Scalar sum = 0;
+  portable::impl::for_each_entry(a, i, [&](const Ordinal c, const Scalar& value) {
+    if (c == i) sum += value;
+  });
   return sum;
 }
 

@@ -571,8 +571,9 @@ TEMPLATE_TEST_CASE("cuda::potrf_panel equals portable::potrf_panel", "[potrf][cu
 // The CUDA trapezoid update against the portable one (cuBLAS' herk and gemm) on the same
 // sub-views of one matrix, as Cholesky's panels lay them out: both triangles, sizes around the
 // kernel's 32 x 32 tiles and 32-column steps, unaligned offsets, k and rows on both sides of
-// the kernel's limits; every entry outside the trapezoid must come back untouched (the check
-// that remains in the types the kernel does not take, where both sides are the portable code).
+// the kernel's limits (k: 256 in double, 512 in single); every entry outside the trapezoid must
+// come back untouched (the check that remains in the types the kernel does not take, where both
+// sides are the portable code).
 TEMPLATE_TEST_CASE("cuda::herk_trapezoid equals portable::herk_trapezoid", "[potrf][cuda]", float,
                    double, Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
@@ -584,7 +585,7 @@ TEMPLATE_TEST_CASE("cuda::herk_trapezoid equals portable::herk_trapezoid", "[pot
   for (const Shape s :
        {Shape{0, 0, 5}, Shape{7, 3, 0}, Shape{1, 1, 1}, Shape{64, 64, 32}, Shape{65, 63, 33},
         Shape{130, 1, 7}, Shape{200, 128, 128}, Shape{300, 200, 70}, Shape{1000, 256, 256},
-        Shape{129, 129, 512}, Shape{4096, 70, 256}, Shape{4097, 70, 96}})
+        Shape{129, 129, 512}, Shape{150, 100, 520}, Shape{4096, 70, 256}, Shape{4097, 70, 96}})
     for (Triangle uplo : {Triangle::lower, Triangle::upper})
       for (const int first : {1, 2}) {
         const bool lower = uplo == Triangle::lower;

@@ -1,6 +1,6 @@
 #pragma once
 // The CUDA specialization of herk on a trapezoid (basalt::portable::herk_trapezoid's contract):
-// in real double, Basalt's one-kernel update for the small trapezoids inside a Cholesky panel;
+// in real types, Basalt's one-kernel update for the small trapezoids inside a Cholesky panel;
 // otherwise cuBLAS' herk and gemm through the portable code.
 #include <Kokkos_Core.hpp>
 #include <type_traits>
@@ -17,16 +17,19 @@ namespace cuda {
 template <class LView, class CView>
 void herk_trapezoid(const Kokkos::Cuda& exec, Triangle uplo, const LView& L, const CView& C) {
   using T = typename CView::non_const_value_type;
-  const bool lower = uplo == Triangle::lower;
-  kernels::TrapezoidProblem p;
-  p.m = static_cast<int>(lower ? C.extent(0) : C.extent(1));
-  p.n = static_cast<int>(lower ? C.extent(1) : C.extent(0));
-  p.k = static_cast<int>(lower ? L.extent(1) : L.extent(0));
-  // Where the kernel wins (H100, potrf d, perf/NOTES.md): inside the panels, whose updates have k
-  // of 128 or 256, up to 4096 rows; it lost to cuBLAS with more rows (6144, 8192) and with k of
-  // 512 (the look-ahead's next panel), where cuBLAS' larger tiles read L fewer times.
-  constexpr int max_k = 256, max_rows = 4096;
-  if constexpr (std::is_same_v<T, double>) {
+  // Where the kernel wins (potrf, perf/NOTES.md): in real types inside the panels, whose updates
+  // have k of 128 or 256, up to 4096 rows. In double it lost to cuBLAS with more rows (6144,
+  // 8192) and with k of 512 (the look-ahead's next panel), where cuBLAS' larger tiles read L fewer
+  // times; in single it beats cuBLAS' syrk there too (potrf s 2048 on an H100: 0.70 against 0.78
+  // ms). Complex types by multiply-adds were no faster than cuBLAS (c) or slower (z, whose tile's
+  // sums spill).
+  constexpr int max_k = std::is_same_v<T, float> ? 512 : 256, max_rows = 4096;
+  if constexpr (std::is_floating_point_v<T>) {
+    const bool lower = uplo == Triangle::lower;
+    kernels::TrapezoidProblem<T> p;
+    p.m = static_cast<int>(lower ? C.extent(0) : C.extent(1));
+    p.n = static_cast<int>(lower ? C.extent(1) : C.extent(0));
+    p.k = static_cast<int>(lower ? L.extent(1) : L.extent(0));
     if (p.k <= max_k && p.m <= max_rows && cublas::column_major(L, C) &&
         kernels::herk_trapezoid_available(exec.cuda_device())) {
       p.l = L.data();

@@ -3,6 +3,7 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 namespace basalt::tuning {
 
@@ -84,11 +85,24 @@ struct Cholesky {
 // 2.24-2.27 / 5.89-5.90 / 21.9 (8192: 1.04x -> 1.11x of cuSOLVER). The leaf kernel's whole-tile
 // loads are built for these two widths only (backends/cuda/dense/potf2.cu, with_whole_width):
 // another leaf width falls back to its tile-by-tile loop.
+//
+// Single precision's updates cost half of double's, so its nb stays narrower longer (H100,
+// 2026-11-27, `--nb 256|512|1024`, two rounds, ms): s 8192 / 12288 at 7.15 / 18.4 with 512
+// against 7.45-7.50 / 19.2-19.4 with 1024, 16384 39.1-39.3 against 38.8; complex single 1024 ...
+// 4096 at 0.74 / 1.66-1.69 / 2.86-2.92 / 4.66-4.68 with 256 against 0.78-0.79 / 1.77-1.84 /
+// 3.05-3.09 / 4.89-4.92 with 512 (its trapezoid updates inside a panel are cuBLAS' herk and
+// gemm, so fewer of them pay), 8192 19.7 with 256 or 512 against 20.4-20.5 with 1024, 12288
+// 55.0-55.2 with 512 or 1024, 16384 120.5-120.6 with 1024 against 121.6-121.8.
 template <class ExecSpace, class T>
 Cholesky cholesky(int n) {
   if constexpr (is_gpu_v<ExecSpace>) {
     const int leaf = sizeof(T) > 8 ? 64 : 128;
-    return {n < 8192 ? 512 : 1024, leaf, leaf};
+    int block = n < 8192 ? 512 : 1024;
+    if constexpr (std::is_same_v<T, float>)
+      block = n < 16384 ? 512 : 1024;
+    else if constexpr (std::is_same_v<T, Kokkos::complex<float>>)
+      block = n < 8192 ? 256 : n < 16384 ? 512 : 1024;
+    return {block, leaf, leaf};
   } else
     return {128, 128, 16};
 }

@@ -42,9 +42,16 @@ struct Lu {
 // Leaf rows stay within 1 KB (complex double: 64 columns), and leaves at 64 columns above 16384
 // rows, where the fused kernel's height (on the H100 about 220 rows of 1 KB per block) would
 // otherwise send the first panels to the kernels per column.
+// Complex types below 4096 take nb = 64 with 64-column leaves (H100, 2026-11-27, two rounds,
+// ms at 1024 / 2048 / 3072 against the 128 x 128 and 128 x 64 tuning above): c 2.68-2.69 /
+// 5.33-5.37 / 8.51-8.55 against 3.19-3.25 / 5.83-5.85 / 8.97-9.04, z 3.14-3.15 / 6.93-6.94 /
+// 11.21 against 3.33-3.36 / 7.29 / 11.75-11.80; at 4096 the tuning above wins (c 12.94-13.00
+// against 13.16-13.22). Real types with them were slower from 2048 (d 3072: 7.00-7.07 against
+// 6.59-6.63).
 template <class ExecSpace, class T>
 Lu lu(int n) {
   if constexpr (is_gpu_v<ExecSpace>) {
+    if (!std::is_floating_point_v<T> && n < 4096) return {64, 64, 0, false};
     const int leaf = n <= 16384 ? std::min<int>(128, 1024 / sizeof(T)) : 64;
     return {n <= 6144 ? 128 : n <= 10240 ? 256 : 512, leaf, 0, false};
   } else {

@@ -587,13 +587,15 @@ TEMPLATE_TEST_CASE("cuda::herk_trapezoid equals portable::herk_trapezoid", "[pot
         Shape{130, 1, 7}, Shape{200, 128, 128}, Shape{300, 200, 70}, Shape{1000, 256, 256},
         Shape{129, 129, 512}, Shape{150, 100, 520}, Shape{4096, 70, 256}, Shape{4097, 70, 96}})
     for (Triangle uplo : {Triangle::lower, Triangle::upper})
-      for (const int first : {1, 2}) {
+      for (const int first : {1, 2, 4}) {
         const bool lower = uplo == Triangle::lower;
         CAPTURE(s.m, s.n, s.k, name(uplo), first);
         // Lower: L in columns [1, 1 + k), C in [1 + k, 1 + k + n), both rows [first, first + m).
-        // Upper: the transpose. The two first rows put L's columns at either alignment (the CUDA
-        // kernel copies pairs of entries where they are 16-byte aligned), odd m included.
-        const int rows = lower ? s.m + 3 : s.k + s.n + 3, cols = lower ? s.k + s.n + 3 : s.m + 3;
+        // Upper: the transpose. The first rows put L's columns at each alignment that the CUDA
+        // kernel's 16-byte copies tell apart (two entries of double, four of float), L's leading
+        // dimension along m being a multiple of 4; m of every remainder included.
+        const int along_m = (s.m + first + 1 + 3) / 4 * 4;
+        const int rows = lower ? along_m : s.k + s.n + 3, cols = lower ? s.k + s.n + 3 : along_m;
         HostMatrix<T> a("a", rows, cols);
         test::fill_random(a);
         const auto m_range = std::make_pair(first, first + s.m),

@@ -4,7 +4,7 @@
 // takes a 32 x 32 tile of C on or below the diagonal, each of its four warps the whole tile over a
 // quarter of every step's columns of L (the partial products summed at the end; in double by tensor
 // cores, mma.cuh, in single by multiply-adds), the operands staged in shared memory 32 columns of L
-// at a time, several steps ahead by cp.async (16 bytes a copy where L's columns are 16-byte
+// at a time, three steps ahead by cp.async (16 bytes a copy where L's columns are 16-byte
 // aligned). Small tiles and short chains suit the narrow updates the kernel is for: they spread
 // over the whole GPU and each block finishes after one round trip to L2 or two.
 #include <cstdint>

@@ -37,6 +37,29 @@ __device__ inline void subtract_product_32x32(double (&sum)[4][4][2], const doub
   }
 }
 
+// real + i imag -= X Y^H for complex double X (32 x 32) and Y (8 x 32), column-major in shared
+// memory with leading dimension ld, on a warp, as four real products: real -= Xr Yr^T + Xi Yi^T,
+// imag -= Xi Yr^T - Xr Yi^T. Lane l holds the entries of the 32 x 8 product that
+// subtract_product_32x32 gives it in one column block: rows 8i + l / 4, columns 2 (l % 4) + e.
+__device__ inline void subtract_conjugate_product_32x8(double (&real)[4][2], double (&imag)[4][2],
+                                                       const double2* x, const double2* y, int ld) {
+  const int lane = threadIdx.x % 32, g = lane / 4, s = lane % 4;
+#pragma unroll 4
+  for (int k = 0; k < 32; k += 4) {
+    const double2 right = y[g + (k + s) * ld];
+    const double minus_right_imag = -right.y;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const double2 left = x[g + 8 * i + (k + s) * ld];
+      const double minus_real = -left.x, minus_imag = -left.y;
+      multiply_add_8x8x4(real[i], minus_real, right.x);
+      multiply_add_8x8x4(real[i], minus_imag, right.y);
+      multiply_add_8x8x4(imag[i], minus_imag, right.x);
+      multiply_add_8x8x4(imag[i], minus_real, minus_right_imag);
+    }
+  }
+}
+
 // f(sum[i][j][e], row, column) for each of the lane's elements of a 32 x 32 product held as
 // subtract_product_32x32 holds it.
 template <class F>

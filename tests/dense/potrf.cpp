@@ -571,9 +571,9 @@ TEMPLATE_TEST_CASE("cuda::potrf_panel equals portable::potrf_panel", "[potrf][cu
 // The CUDA trapezoid update against the portable one (cuBLAS' herk and gemm) on the same
 // sub-views of one matrix, as Cholesky's panels lay them out: both triangles, sizes around the
 // kernel's 32 x 32 tiles and 32-column steps, unaligned offsets, k and rows on both sides of
-// the kernel's limits (k: 256 in double, 512 in single); every entry outside the trapezoid must
-// come back untouched (the check that remains in the types the kernel does not take, where both
-// sides are the portable code).
+// the kernel's limits (k: 256 in double and complex double, 512 in single); every entry outside
+// the trapezoid must come back untouched (the check that remains in complex single, which the
+// kernel does not take, where both sides are the portable code).
 TEMPLATE_TEST_CASE("cuda::herk_trapezoid equals portable::herk_trapezoid", "[potrf][cuda]", float,
                    double, Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;

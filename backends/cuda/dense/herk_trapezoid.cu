@@ -1,17 +1,21 @@
-// C -= L L1^T on a lower trapezoid in real types, in one kernel: Cholesky's panels update the
-// columns right of each factored block by a herk on the top block and a gemm below it, two cuBLAS
-// launches whose fixed costs lie on the factorization's critical path. Here every thread block
-// takes a 32 x 32 tile of C on or below the diagonal, each of its four warps the whole tile over a
-// quarter of every step's columns of L (the partial products summed at the end; in double by tensor
-// cores, mma.cuh, in single by multiply-adds), the operands staged in shared memory 32 columns of L
-// at a time, three steps ahead by cp.async (16 bytes a copy where L's columns are 16-byte
-// aligned). Small tiles and short chains suit the narrow updates the kernel is for: they spread
-// over the whole GPU and each block finishes after one round trip to L2 or two.
+// C -= L L1^H on a lower trapezoid in real types and complex double, in one kernel: Cholesky's
+// panels update the columns right of each factored block by a herk on the top block and a gemm
+// below it, two cuBLAS launches whose fixed costs lie on the factorization's critical path. Here
+// every thread block takes a 32 x 32 tile of C on or below the diagonal, the operands staged in
+// shared memory 32 columns of L at a time, a few steps ahead by cp.async (16 bytes a copy where
+// L's columns are 16-byte aligned). In real types each of its four warps takes the whole tile over
+// a quarter of every step's columns of L, the partial products summed at the end (in double by
+// tensor cores, mma.cuh, in single by multiply-adds); in complex double, whose whole tile would
+// hold 64 sums a lane, each warp takes a quarter of the tile's columns over every column of L
+// (by tensor cores, four real products). Small tiles and short chains suit the narrow updates the
+// kernel is for: they spread over the whole GPU and each block finishes after one round trip to L2
+// or two.
 #include <cstdint>
 
 #include "basalt/backends/cuda/dense/herk_trapezoid_launch.hpp"
 #include "basalt/backends/cuda/error.hpp"
 #include "basalt/backends/cuda/mma.cuh"
+#include "basalt/backends/cuda/scalar_ops.cuh"
 
 namespace basalt::cuda::kernels {
 
@@ -27,22 +31,26 @@ constexpr int part = k_step / warps;  // the columns of L a warp takes of each s
 // of columns k + s (mma.cuh's layout) hit distinct banks.
 constexpr int staged_ld = tile + 4;
 constexpr int staged_entries = staged_ld * k_step;
-// Steps staged ahead: 128 columns of L, a panel's narrowest update, in one round trip.
-constexpr int stages = 4;
-// The entries staged at once: both operands, every stage.
-constexpr int staged_total = 2 * stages * staged_entries;
+// Steps staged ahead: 128 columns of L, a panel's narrowest update, in one round trip; complex
+// double takes two, in the same 72 KiB as double's four.
 template <class T>
-constexpr std::size_t shared_bytes = staged_total * sizeof(T);
+constexpr int stages = sizeof(T) > 8 ? 2 : 4;
+// The entries staged at once: both operands, every stage.
+template <class T>
+constexpr int staged_total = 2 * stages<T>* staged_entries;
+template <class T>
+constexpr std::size_t shared_bytes = staged_total<T> * sizeof(T);
 // Entries of each operand a thread stages a step, and of C it reads and writes.
 constexpr int copies = tile * k_step / threads;
 constexpr int c_entries = tile * tile / threads;
-static_assert(warps * tile * tile <= staged_total, "partial sums fit the stages");
+static_assert(warps * tile * tile <= staged_total<float>, "partial sums fit the stages");
 
 // A warp's share of a tile's product, sum -= X Y^T over `depth` staged columns, by multiply-adds:
 // lane (g, h) = (lane % 8, lane / 8) holds rows g + 8q and columns h + 4p, so that per column it
 // loads 4 + 8 values for 32 multiply-adds, and lanes that load the same value share the load.
 template <class T>
 struct WarpProduct {
+  static constexpr int partials = warps;  // products per tile, summed at the end
   T sum[4][8];
 
   __device__ WarpProduct() {
@@ -84,6 +92,7 @@ struct WarpProduct {
 // Double by tensor cores.
 template <>
 struct WarpProduct<double> {
+  static constexpr int partials = warps;
   double sum[4][4][2] = {};
 
   template <int depth>
@@ -96,7 +105,42 @@ struct WarpProduct<double> {
     mma::for_each_entry(sum, f);
   }
 };
+
+// Complex double by tensor cores: the warp's quarter of the tile's columns.
+template <>
+struct WarpProduct<cuDoubleComplex> {
+  static constexpr int partials = 1;
+  static constexpr int columns = tile / warps;
+  double real[4][2] = {}, imag[4][2] = {};
+
+  __device__ void subtract(const cuDoubleComplex* x, const cuDoubleComplex* y, int ld) {
+    mma::subtract_conjugate_product_32x8(real, imag, x, y + columns * (threadIdx.x / 32), ld);
+  }
+
+  template <class F>
+  __device__ void for_each_entry(F&& f) {
+    const int lane = threadIdx.x % 32, g = lane / 4, s = lane % 4;
+    const int first_column = columns * (threadIdx.x / 32) + 2 * s;
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+        f(make_cuDoubleComplex(real[i][e], imag[i][e]), 8 * i + g, first_column + e);
+  }
+};
 #endif
+
+// The warp's share of a staged step: a quarter of the step's columns of L where the warps' partial
+// products are summed at the end, else all of them (the product then takes its own columns of C).
+template <class T>
+__device__ void subtract_step(WarpProduct<T>& product, const T* x, const T* y) {
+  if constexpr (WarpProduct<T>::partials == warps) {
+    const int offset = threadIdx.x / 32 * part * staged_ld;
+    product.template subtract<part>(x + offset, y + offset, staged_ld);
+  } else {
+    product.subtract(x, y, staged_ld);
+  }
+}
 
 // A copy of one entry to shared memory that bypasses the registers; zeros where valid is false
 // (nothing read from src then).
@@ -202,7 +246,6 @@ __global__ void __launch_bounds__(threads) herk_trapezoid_kernel(TrapezoidProble
   extern __shared__ __align__(16) unsigned char shared[];
   // Stage s holds the rows' operand at staged + 2 s staged_entries, the columns' after it.
   T* staged = reinterpret_cast<T*>(shared);
-  const int warp = threadIdx.x / 32;
   // The tile's entries of C, read now so that their latency hides behind the products.
   const bool c_rows_contiguous = p.c_row_stride == 1;
   T c[c_entries];
@@ -215,12 +258,13 @@ __global__ void __launch_bounds__(threads) herk_trapezoid_kernel(TrapezoidProble
     inside[q] = row < p.m && column < p.n && row >= column;
     c[q] = inside[q]
                ? p.c[std::int64_t(row) * p.c_row_stride + std::int64_t(column) * p.c_column_stride]
-               : T(0);
+               : ops::make_scalar<T>(0);
   }
   Staging rows(p, tile_row * tile), columns(p, tile_column * tile);
   WarpProduct<T> product;
   const int steps = (p.k + k_step - 1) / k_step;
   // Every group committed, empty ones included, so that wait_group counts steps.
+  constexpr int stages = kernels::stages<T>;
 #pragma unroll
   for (int step = 0; step < stages - 1; ++step) {
     if (step < steps) {
@@ -238,12 +282,13 @@ __global__ void __launch_bounds__(threads) herk_trapezoid_kernel(TrapezoidProble
     asm volatile("cp.async.commit_group;\n" ::);
     asm volatile("cp.async.wait_group %0;\n" ::"n"(stages - 1));
     __syncthreads();
-    const T* x = staged + 2 * (step % stages) * staged_entries + warp * part * staged_ld;
-    product.subtract<part>(x, x + staged_entries, staged_ld);
+    const T* x = staged + 2 * (step % stages) * staged_entries;
+    subtract_step(product, x, x + staged_entries);
     __syncthreads();  // before the stage is overwritten
   }
-  // The warps' partial sums through the staging buffers.
-  T* partial = staged + warp * tile * tile;
+  // The warps' products (partial sums, in real types) through the staging buffers.
+  constexpr int partials = WarpProduct<T>::partials;
+  T* partial = staged + (partials > 1 ? threadIdx.x / 32 : 0) * tile * tile;
   product.for_each_entry([&](T value, int r, int c) { partial[r + c * tile] = value; });
   __syncthreads();
 #pragma unroll
@@ -253,8 +298,11 @@ __global__ void __launch_bounds__(threads) herk_trapezoid_kernel(TrapezoidProble
     c_entry(c_rows_contiguous, q, r, col);
     T update = c[q];
 #pragma unroll
-    for (int w = 0; w < warps; ++w) update += staged[w * tile * tile + r + col * tile];
+    for (int w = 0; w < partials; ++w)
+      update = ops::add(update, staged[w * tile * tile + r + col * tile]);
     const int row = tile_row * tile + r, column = tile_column * tile + col;
+    // herk's diagonal is real: its imaginary part set to zero, as BLAS does.
+    if (row == column) update = ops::make_scalar<T>(ops::real_part(update));
     p.c[std::int64_t(row) * p.c_row_stride + std::int64_t(column) * p.c_column_stride] = update;
   }
 #endif
@@ -288,6 +336,7 @@ void herk_trapezoid(cudaStream_t stream, const TrapezoidProblem<T>& p) {
   template void herk_trapezoid<T>(cudaStream_t, const TrapezoidProblem<T>&);
 BASALT_INSTANTIATE(float)
 BASALT_INSTANTIATE(double)
+BASALT_INSTANTIATE(cuDoubleComplex)
 #undef BASALT_INSTANTIATE
 
 }  // namespace basalt::cuda::kernels

@@ -5,8 +5,8 @@
 // solves any further chunks against the finished block. Per 32 columns, warp 0 factors the
 // diagonal tile in registers (a row per lane, each column broadcast through shared memory),
 // every thread solves one row below it, and the warps apply the rank-32 update to the trailing
-// tiles (each lane a 4 x 8 register tile; in real double, tensor-core products), the next
-// diagonal tile's by warp 0 ahead of its factorization while the other warps update the rest:
+// tiles (each lane a 4 x 8 register tile; in double and complex double, tensor-core products), the
+// next diagonal tile's by warp 0 ahead of its factorization while the other warps update the rest:
 // two barriers per 32 columns (complex double: the update after the solves, three). An upper
 // panel is loaded as its conjugate transpose, so one lower kernel serves both triangles.
 #include <cuComplex.h>
@@ -420,18 +420,61 @@ __device__ void update_tile(double* out, const double* left, const double* right
 #pragma unroll
       for (int e = 0; e < 2; ++e) origin[8 * q + (8 * p + e) * tile_ld] = sum[q][p][e];
 }
+
+// Columns 8 part .. 8 part + 7 of the same in complex double, by tensor cores: a warp to each
+// quarter of a tile, where a warp to each tile by multiply-adds left most warps idle in a leaf's
+// few trailing tiles.
+__device__ void update_tile_part(cuDoubleComplex* out, const cuDoubleComplex* left,
+                                 const cuDoubleComplex* right, int part) {
+  const int lane = threadIdx.x % 32, g = lane / 4, s = lane % 4;
+  cuDoubleComplex* const origin = out + g + (8 * part + 2 * s) * tile_ld;
+  double real[4][2], imag[4][2];
+#pragma unroll
+  for (int q = 0; q < 4; ++q)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const cuDoubleComplex v = origin[8 * q + e * tile_ld];
+      real[q][e] = v.x;
+      imag[q][e] = v.y;
+    }
+  mma::subtract_conjugate_product_32x8(real, imag, left, right + 8 * part, tile_ld);
+#pragma unroll
+  for (int q = 0; q < 4; ++q)
+#pragma unroll
+    for (int e = 0; e < 2; ++e)
+      origin[8 * q + e * tile_ld] = make_cuDoubleComplex(real[q][e], imag[q][e]);
+}
 #endif
 
+// A tile's update in parts, one to a warp at a time: quarters in complex double on tensor cores,
+// else whole tiles.
+template <class T>
+__device__ constexpr int tile_parts() {
+#ifdef BASALT_CUDA_DOUBLE_MMA
+  if constexpr (std::is_same_v<T, cuDoubleComplex>) return 4;
+#endif
+  return 1;
+}
+
+template <class T>
+__device__ void update_tile_part(T* out, const T* left, const T* right, int part) {
+  static_assert(tile_parts<T>() == 1);
+  update_tile(out, left, right);
+}
+
 // The trailing tiles minus the rank-32 update of the final tile column K: the diagonal block's
-// (when `diagonal`) and the chunk's first chunk_row_tiles row tiles, a tile per warp at a time;
-// the caller's warp takes tiles first, first + step, ... of them (the diagonal block's first).
+// (when `diagonal`) and the chunk's first chunk_row_tiles row tiles, a tile part per warp at a
+// time; the caller's warp takes parts first, first + step, ... of them (the diagonal block's
+// first).
 template <class T>
 __device__ void update_trailing(const Tiles<T>& s, int K, bool diagonal, int chunk_row_tiles,
                                 int first = threadIdx.x / 32, int step = panel_warps) {
   const int trailing = s.tiles - 1 - K;
   const int in_diagonal = diagonal ? trailing * (trailing + 1) / 2 : 0;
+  constexpr int parts = tile_parts<T>();
   const int count = in_diagonal + chunk_row_tiles * trailing;
-  for (int t = first; t < count; t += step) {
+  for (int item = first; item < count * parts; item += step) {
+    const int t = item / parts;
     int R, C;
     if (t < in_diagonal) {  // t = a (a + 1) / 2 + b, R = K + 1 + a, C = K + 1 + b
       int a = 0;
@@ -443,7 +486,7 @@ __device__ void update_trailing(const Tiles<T>& s, int K, bool diagonal, int chu
       R = s.tiles + u / trailing;
       C = K + 1 + u % trailing;
     }
-    update_tile(s.at(R, C), s.at(R, K), s.at(C, K));
+    update_tile_part(s.at(R, C), s.at(R, K), s.at(C, K), item % parts);
   }
 }
 
@@ -544,8 +587,9 @@ __global__ void __launch_bounds__(panel_threads)
     // tiles, where half of every warp's time had been the wait at the barrier for warp 0 (Nsight
     // Compute, d). H100, two rounds: potrf d 2048 / 4096 / 8192 0.97-1.02 / 2.24-2.31 / 7.21-7.45
     // ms -> 0.94-0.96 / 2.15-2.24 / 6.94-7.30, s 1-8% faster. Complex double, whose 64-column
-    // leaves have two tiles and whose tile update warp 0 would run in two passes, lost 3-6%, so
-    // it keeps the update after each solve.
+    // leaves have two tiles, lost 3-6% with its tile update by multiply-adds (two passes) and
+    // 4-8% by tensor cores (warp 0 taking the tile's four quarters alone), so it keeps the
+    // update after each solve.
     constexpr bool look_ahead = sizeof(T) <= 8;
     for (int K = 0; K < tiles; ++K) {
       const int k0 = K * tile, kb = min(tile, w - k0);

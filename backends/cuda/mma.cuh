@@ -37,15 +37,17 @@ __device__ inline void subtract_product_32x32(double (&sum)[4][4][2], const doub
   }
 }
 
-// real + i imag -= X Y^H for complex double X (32 x 32) and Y (8 x 32), column-major in shared
-// memory with leading dimension ld, on a warp, as four real products: real -= Xr Yr^T + Xi Yi^T,
-// imag -= Xi Yr^T - Xr Yi^T. Lane l holds the entries of the 32 x 8 product that
-// subtract_product_32x32 gives it in one column block: rows 8i + l / 4, columns 2 (l % 4) + e.
+// real + i imag -= X Y^H for complex double X (32 x depth) and Y (8 x depth), depth a multiple
+// of 4, column-major in shared memory with leading dimension ld, on a warp, as four real
+// products: real -= Xr Yr^T + Xi Yi^T, imag -= Xi Yr^T - Xr Yi^T. Lane l holds the entries of the
+// 32 x 8 product that subtract_product_32x32 gives it in one column block: rows 8i + l / 4,
+// columns 2 (l % 4) + e.
+template <int depth = 32>
 __device__ inline void subtract_conjugate_product_32x8(double (&real)[4][2], double (&imag)[4][2],
                                                        const double2* x, const double2* y, int ld) {
   const int lane = threadIdx.x % 32, g = lane / 4, s = lane % 4;
 #pragma unroll 4
-  for (int k = 0; k < 32; k += 4) {
+  for (int k = 0; k < depth; k += 4) {
     const double2 right = y[g + (k + s) * ld];
     const double minus_right_imag = -right.y;
 #pragma unroll

@@ -421,11 +421,12 @@ __device__ void update_tile(double* out, const double* left, const double* right
       for (int e = 0; e < 2; ++e) origin[8 * q + (8 * p + e) * tile_ld] = sum[q][p][e];
 }
 
-// Columns 8 part .. 8 part + 7 of the same in complex double, by tensor cores: a warp to each
-// quarter of a tile, where a warp to each tile by multiply-adds left most warps idle in a leaf's
-// few trailing tiles.
-__device__ void update_tile_part(cuDoubleComplex* out, const cuDoubleComplex* left,
-                                 const cuDoubleComplex* right, int part) {
+// Columns 8 part .. 8 part + 7 of the same in complex double over the first Depth columns of left
+// and right, by tensor cores: a warp to each quarter of a tile, where a warp to each tile by
+// multiply-adds left most warps idle in a leaf's few trailing tiles.
+template <int Depth>
+__device__ void update_tile_quarter(cuDoubleComplex* out, const cuDoubleComplex* left,
+                                    const cuDoubleComplex* right, int part) {
   const int lane = threadIdx.x % 32, g = lane / 4, s = lane % 4;
   cuDoubleComplex* const origin = out + g + (8 * part + 2 * s) * tile_ld;
   double real[4][2], imag[4][2];
@@ -437,7 +438,7 @@ __device__ void update_tile_part(cuDoubleComplex* out, const cuDoubleComplex* le
       real[q][e] = v.x;
       imag[q][e] = v.y;
     }
-  mma::subtract_conjugate_product_32x8(real, imag, left, right + 8 * part, tile_ld);
+  mma::subtract_conjugate_product_32x8<Depth>(real, imag, left, right + 8 * part, tile_ld);
 #pragma unroll
   for (int q = 0; q < 4; ++q)
 #pragma unroll
@@ -458,9 +459,54 @@ __device__ constexpr int tile_parts() {
 
 template <class T>
 __device__ void update_tile_part(T* out, const T* left, const T* right, int part) {
-  static_assert(tile_parts<T>() == 1);
-  update_tile(out, left, right);
+#ifdef BASALT_CUDA_DOUBLE_MMA
+  if constexpr (tile_parts<T>() > 1)
+    update_tile_quarter<tile>(out, left, right, part);
+  else
+#endif
+    update_tile(out, left, right);
 }
+
+#ifdef BASALT_CUDA_DOUBLE_MMA
+// Row tiles R0 .. R1 - 1 of tile column K solved against the fully factored diagonal tile K in
+// complex double, by the whole block, 8 columns at a time: the 8 columns' triangle a row a thread,
+// then their product with the rows of the tile's L below them subtracted from the later columns
+// by tensor cores, a warp to each 32 x 8 piece. A row a thread over all 32 columns
+// (solve_row_in_blocks) held the leaf's two tile columns' solves at 10-12k cycles each with one or
+// two warps busy (perf/NOTES.md, potrf in complex double).
+__device__ void solve_row_tiles_in_blocks(const Tiles<cuDoubleComplex>& s, int K, int R0, int R1,
+                                          const double* reciprocal) {
+  constexpr int b = 8, blocks = tile / b;
+  const cuDoubleComplex* const d = s.at(K, K);
+  const int rows = (R1 - R0) * tile;
+  for (int block = 0; block < blocks; ++block) {
+    const int c0 = block * b;
+    for (int q = threadIdx.x; q < rows; q += panel_threads) {
+      cuDoubleComplex* const a = s.at(R0 + q / tile, K) + q % tile + c0 * tile_ld;
+      cuDoubleComplex x[b];
+#pragma unroll
+      for (int c = 0; c < b; ++c) x[c] = a[c * tile_ld];
+#pragma unroll
+      for (int c = 0; c < b; ++c) {
+        x[c] = ops::times_real(x[c], reciprocal[c0 + c]);
+#pragma unroll
+        for (int c2 = c + 1; c2 < b; ++c2)
+          x[c2] = ops::minus_product(x[c2], x[c], ops::conjugate(d[c0 + c2 + (c0 + c) * tile_ld]));
+      }
+#pragma unroll
+      for (int c = 0; c < b; ++c) a[c * tile_ld] = x[c];
+    }
+    if (block + 1 == blocks) break;
+    __syncthreads();  // the 8 columns are final
+    const int later = blocks - 1 - block;
+    for (int item = threadIdx.x / 32; item < (R1 - R0) * later; item += panel_warps) {
+      cuDoubleComplex* const out = s.at(R0 + item / later, K);
+      update_tile_quarter<b>(out, out + c0 * tile_ld, d + c0 * tile_ld, block + 1 + item % later);
+    }
+    __syncthreads();  // the later columns are up to date
+  }
+}
+#endif
 
 // The trailing tiles minus the rank-32 update of the final tile column K: the diagonal block's
 // (when `diagonal`) and the chunk's first chunk_row_tiles row tiles, a tile part per warp at a
@@ -552,6 +598,25 @@ __device__ T* row_in_tile_column(const Tiles<T>& s, int r, int w, int K) {
   return s.at(s.tiles + r / tile, K) + r % tile;
 }
 
+// Rows r0 .. end - 1 (row_in_tile_column's numbering; r0 where a tile starts) solved against the
+// first `factored` columns of diagonal tile K, by the whole block. In complex double, whole row
+// tiles, the padding of a last partial one included (zeros, never stored).
+template <class T>
+__device__ void solve_rows(const Tiles<T>& s, int K, int r0, int end, int w, int factored,
+                           const ops::real_of_t<T>* reciprocal) {
+#ifdef BASALT_CUDA_DOUBLE_MMA
+  if constexpr (tile_parts<T>() > 1) {
+    if (factored == tile && r0 < end) {
+      const auto row_tile = [&](int r) { return r < w ? r / tile : s.tiles + (r - w) / tile; };
+      solve_row_tiles_in_blocks(s, K, row_tile(r0), row_tile(end - 1) + 1, reciprocal);
+      return;
+    }
+  }
+#endif
+  for (int r = r0 + threadIdx.x; r < end; r += panel_threads)
+    solve_tile_row(row_in_tile_column(s, r, w, K), s.at(K, K), factored, reciprocal);
+}
+
 template <class T>
 __global__ void __launch_bounds__(panel_threads)
     factor_panel(T* a, int w, int rows_below, int chunk_tiles, std::int64_t lda, bool lower,
@@ -610,8 +675,7 @@ __global__ void __launch_bounds__(panel_threads)
       }
       __syncthreads();
       const int factored = factored_in_tile;
-      for (int r = k0 + kb + tid; r < w + rows; r += panel_threads)
-        solve_tile_row(row_in_tile_column(s, r, w, K), s.at(K, K), factored, reciprocal + k0);
+      solve_rows(s, K, k0 + kb, w + rows, w, factored, reciprocal + k0);
       if (factored < kb) {  // the same on every thread
         first_unfactored = k0 + factored;
         break;
@@ -636,9 +700,7 @@ __global__ void __launch_bounds__(panel_threads)
       for (int K = 0; K * tile < first_unfactored; ++K) {
         const int factored = min(tile, first_unfactored - K * tile);
         __syncthreads();
-        for (int r = tid; r < chunk_rows_here; r += panel_threads)
-          solve_tile_row(row_in_tile_column(s, w + r, w, K), s.at(K, K), factored,
-                         reciprocal + K * tile);
+        solve_rows(s, K, w, w + chunk_rows_here, w, factored, reciprocal + K * tile);
         if (factored < tile) break;
         __syncthreads();
         update_trailing(s, K, false, (chunk_rows_here + tile - 1) / tile);

@@ -230,11 +230,12 @@ int resident_matrices(int largest, const KernelFor& kernel_for) {
     static std::atomic<int> known[max_devices] = {};  // 0: not asked yet
     int device = 0;
     BASALT_CUDA_CHECK(cudaGetDevice(&device));
-    int blocks = known[device_slot(device)].load(std::memory_order_relaxed);
+    const int slot = device_slot(device);
+    int blocks = known[slot].load(std::memory_order_relaxed);
     if (blocks == 0) {
       BASALT_CUDA_CHECK(
           cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel_for(size), Threads, 0));
-      known[device].store(blocks, std::memory_order_relaxed);
+      known[slot].store(blocks, std::memory_order_relaxed);
     }
     return blocks * Threads / segment_lanes(size);
   });

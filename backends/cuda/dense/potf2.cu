@@ -4,11 +4,13 @@
 // work rather than wait for one another) and solves its chunk as the columns become final, then
 // solves any further chunks against the finished block. Per 32 columns, warp 0 factors the
 // diagonal tile in registers (a row per lane, each column broadcast through shared memory),
-// every thread solves one row below it, and the warps apply the rank-32 update to the trailing
-// tiles (each lane a 4 x 8 register tile; in double and complex double, tensor-core products), the
-// next diagonal tile's by warp 0 ahead of its factorization while the other warps update the rest:
-// two barriers per 32 columns (complex double: the update after the solves, three). An upper
-// panel is loaded as its conjugate transpose, so one lower kernel serves both triangles.
+// every thread solves one row below it (complex double: the block 8 columns at a time, their
+// update of the later columns by tensor cores), and the warps apply the rank-32 update to the
+// trailing tiles (each lane a 4 x 8 register tile; in double and complex double, tensor-core
+// products), the next diagonal tile's by warp 0 ahead of its factorization while the other warps
+// update the rest: two barriers per 32 columns (complex double: the update after the solves, and
+// two barriers between the solves' steps). An upper panel is loaded as its conjugate transpose, so
+// one lower kernel serves both triangles.
 #include <cuComplex.h>
 
 #include <algorithm>

@@ -322,6 +322,25 @@ __device__ void solve_row(T* a, const T* d, int factored, const ops::real_of_t<T
     if (c < factored) a[c * tile_ld] = x[c];
 }
 
+// Columns c0 .. c0 + B - 1 of a row below the diagonal tile d, solved in registers (x) against
+// the tile's B x B triangle there, once the earlier columns' products are subtracted; a is the
+// row's entry in column c0, with stride tile_ld.
+template <class T, int B>
+__device__ void solve_row_block(T (&x)[B], T* a, const T* d, int c0,
+                                const ops::real_of_t<T>* reciprocal) {
+#pragma unroll
+  for (int c = 0; c < B; ++c) x[c] = a[c * tile_ld];
+#pragma unroll
+  for (int c = 0; c < B; ++c) {
+    x[c] = ops::times_real(x[c], reciprocal[c0 + c]);
+#pragma unroll
+    for (int c2 = c + 1; c2 < B; ++c2)
+      x[c2] = ops::minus_product(x[c2], x[c], ops::conjugate(d[c0 + c2 + (c0 + c) * tile_ld]));
+  }
+#pragma unroll
+  for (int c = 0; c < B; ++c) a[c * tile_ld] = x[c];
+}
+
 // solve_row for a fully factored diagonal tile, in blocks of 8 columns: each block solved in
 // registers, then subtracted from the row's later columns in shared memory, one column a step of
 // a rolled loop; the same products in the same order. With it potrf in complex types ran 7-25%
@@ -332,17 +351,7 @@ __device__ void solve_row_in_blocks(T* a, const T* d, const ops::real_of_t<T>* r
 #pragma unroll 1
   for (int c0 = 0; c0 < tile; c0 += b) {
     T x[b];
-#pragma unroll
-    for (int c = 0; c < b; ++c) x[c] = a[(c0 + c) * tile_ld];
-#pragma unroll
-    for (int c = 0; c < b; ++c) {
-      x[c] = ops::times_real(x[c], reciprocal[c0 + c]);
-#pragma unroll
-      for (int c2 = c + 1; c2 < b; ++c2)
-        x[c2] = ops::minus_product(x[c2], x[c], ops::conjugate(d[c0 + c2 + (c0 + c) * tile_ld]));
-    }
-#pragma unroll
-    for (int c = 0; c < b; ++c) a[(c0 + c) * tile_ld] = x[c];
+    solve_row_block(x, a + c0 * tile_ld, d, c0, reciprocal);
 #pragma unroll 1
     for (int c2 = c0 + b; c2 < tile; ++c2) {
       T y = a[c2 * tile_ld];
@@ -484,19 +493,8 @@ __device__ void solve_row_tiles_in_blocks(const Tiles<cuDoubleComplex>& s, int K
   for (int block = 0; block < blocks; ++block) {
     const int c0 = block * b;
     for (int q = threadIdx.x; q < rows; q += panel_threads) {
-      cuDoubleComplex* const a = s.at(R0 + q / tile, K) + q % tile + c0 * tile_ld;
       cuDoubleComplex x[b];
-#pragma unroll
-      for (int c = 0; c < b; ++c) x[c] = a[c * tile_ld];
-#pragma unroll
-      for (int c = 0; c < b; ++c) {
-        x[c] = ops::times_real(x[c], reciprocal[c0 + c]);
-#pragma unroll
-        for (int c2 = c + 1; c2 < b; ++c2)
-          x[c2] = ops::minus_product(x[c2], x[c], ops::conjugate(d[c0 + c2 + (c0 + c) * tile_ld]));
-      }
-#pragma unroll
-      for (int c = 0; c < b; ++c) a[c * tile_ld] = x[c];
+      solve_row_block(x, s.at(R0 + q / tile, K) + q % tile + c0 * tile_ld, d, c0, reciprocal);
     }
     if (block + 1 == blocks) break;
     __syncthreads();  // the 8 columns are final

@@ -370,9 +370,9 @@ void plant(const HostMatrix<T>& a, Failure failure, int column) {
 
 // The CUDA diagonal-block kernel against the portable potf2 on the same blocks, on the GPU:
 // factored (well and ill conditioned), failing at a negative or NaN diagonal on both sides of
-// the kernel's 32-column tiles (info, the failing entry, the identity after it), and after an
-// earlier failure (the whole block the identity); widths around the tiles and up to the widest
-// the kernel takes.
+// the kernel's 32-column tiles and at the first column of a tile's 8-column blocks (complex
+// double's; info, the failing entry, the identity after it), and after an earlier failure (the
+// whole block the identity); widths around the tiles and up to the widest the kernel takes.
 TEMPLATE_TEST_CASE("cuda::potf2 equals portable::potf2", "[potrf][cuda]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
@@ -391,7 +391,7 @@ TEMPLATE_TEST_CASE("cuda::potf2 equals portable::potf2", "[potrf][cuda]", float,
     std::vector<Case> cases = {{Kind::random, Failure::none, -1, false},
                                {Kind::ill_conditioned, Failure::none, -1, false},
                                {Kind::random, Failure::none, -1, true}};
-    for (const int column : {0, 1, 31, 32, 33, 63, 64, n / 2, n - 1}) {
+    for (const int column : {0, 1, 8, 31, 32, 33, 56, 63, 64, n / 2, n - 1}) {
       if (column >= n) continue;
       cases.push_back({Kind::random, Failure::negative, column, false});
       cases.push_back({Kind::random, Failure::nan, column, false});

@@ -479,6 +479,64 @@ __device__ void update_tile_part(T* out, const T* left, const T* right, int part
 }
 
 #ifdef BASALT_CUDA_DOUBLE_MMA
+// factor_diagonal_tile for a full tile in complex double, by warp 0, 8 columns at a time: the 8
+// columns in registers (lane i row i, each column to the warp through `columns`, two buffers by
+// step parity), then their product with the tile's rows below them subtracted from the later
+// columns by tensor cores (update_tile_quarter). The loop over the 8-column blocks is not
+// unrolled: a leaf's first tile runs cold code, where factor_full_diagonal_tile's steps over all
+// 32 columns (about 5000 PTX instructions) had taken it 21-22k cycles against 12k for the second
+// tile (H200, potrf z 1024; unrolled, this function took 20k). Returns the columns factored, as
+// factor_diagonal_tile: after a failure in column j, the columns before j are factored and
+// A(j, j) keeps its updated value. What lands above the diagonal is never read.
+__device__ int factor_full_diagonal_tile_in_blocks(cuDoubleComplex* d, cuDoubleComplex* columns,
+                                                   double* reciprocal) {
+  constexpr int b = 8;
+  const int i = threadIdx.x % 32;
+  int factored = tile;
+#pragma unroll 1
+  for (int c0 = 0; c0 < tile; c0 += b) {
+    cuDoubleComplex x[b];
+#pragma unroll
+    for (int c = 0; c < b; ++c) x[c] = d[i + (c0 + c) * tile_ld];
+    double diagonal = warp::shuffle<32>(x[0], c0).x;
+#pragma unroll
+    for (int c = 0; c < b; ++c) {
+      const int j = c0 + c;
+      if (!(diagonal > 0)) {  // the same on every lane
+        factored = j;
+        break;
+      }
+      const double inverse =
+          ops::is_positive_normal(diagonal) ? ops::rsqrt_of_normal(diagonal) : rsqrt(diagonal);
+      // Lanes i < j scale an entry above the diagonal.
+      x[c] = i == j
+                 ? ops::make_scalar<cuDoubleComplex>(ops::root_from_reciprocal(diagonal, inverse))
+                 : ops::times_real(x[c], inverse);
+      if (i == j) reciprocal[j] = inverse;
+      if (c + 1 < b) {
+        // The same arithmetic as the update below gives lane j + 1's entry.
+        const cuDoubleComplex next = ops::minus_product(x[c + 1], x[c], ops::conjugate(x[c]));
+        diagonal = warp::shuffle<32>(next, j + 1).x;
+        cuDoubleComplex* const column = columns + (c % 2) * tile;  // c0 is even
+        column[i] = x[c];
+        __syncwarp();
+#pragma unroll
+        for (int c2 = c + 1; c2 < b; ++c2)
+          x[c2] = ops::minus_product(x[c2], x[c], ops::conjugate(column[c0 + c2]));
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < b; ++c) d[i + (c0 + c) * tile_ld] = x[c];
+    if (factored < tile || c0 + b == tile) break;
+    __syncwarp();  // the 8 columns are in the tile
+#pragma unroll 1
+    for (int part = c0 / b + 1; part < tile / b; ++part)
+      update_tile_quarter<b>(d, d + c0 * tile_ld, d + c0 * tile_ld, part);
+    __syncwarp();  // the later columns are up to date
+  }
+  return factored;
+}
+
 // Row tiles R0 .. R1 - 1 of tile column K solved against the fully factored diagonal tile K in
 // complex double, by the whole block, 8 columns at a time: the 8 columns' triangle a row a thread,
 // then their product with the rows of the tile's L below them subtracted from the later columns
@@ -668,9 +726,19 @@ __global__ void __launch_bounds__(panel_threads)
           update_trailing(s, K - 1, true, row_tiles, tid / 32, panel_warps - 1);
       }
       if (tid < 32) {
-        const bool full =
-            kb == tile && factor_full_diagonal_tile(s.at(K, K), columns, reciprocal + k0);
-        const int factored = full ? kb : factor_diagonal_tile(s.at(K, K), kb, reciprocal + k0);
+        int factored;
+#ifdef BASALT_CUDA_DOUBLE_MMA
+        if constexpr (tile_parts<T>() > 1)
+          factored = kb == tile
+                         ? factor_full_diagonal_tile_in_blocks(s.at(K, K), columns, reciprocal + k0)
+                         : factor_diagonal_tile(s.at(K, K), kb, reciprocal + k0);
+        else
+#endif
+        {
+          const bool full =
+              kb == tile && factor_full_diagonal_tile(s.at(K, K), columns, reciprocal + k0);
+          factored = full ? kb : factor_diagonal_tile(s.at(K, K), kb, reciprocal + k0);
+        }
         if (tid == 0) factored_in_tile = factored;
       }
       __syncthreads();

@@ -3,8 +3,9 @@
 // and a chunk of the rows below; it factors the diagonal block itself (the blocks repeat that
 // work rather than wait for one another) and solves its chunk as the columns become final, then
 // solves any further chunks against the finished block. Per 32 columns, warp 0 factors the
-// diagonal tile in registers (a row per lane, each column broadcast through shared memory),
-// every thread solves one row below it (complex double: the block 8 columns at a time, their
+// diagonal tile in registers (a row per lane, each column broadcast through shared memory; in
+// complex types 8 columns at a time, then their update of the tile's later columns), every
+// thread solves one row below it (complex double: the block 8 columns at a time, their
 // update of the later columns by tensor cores), and the warps apply the rank-32 update to the
 // trailing tiles (each lane a 4 x 8 register tile; in double and complex double, tensor-core
 // products), the next diagonal tile's by warp 0 ahead of its factorization while the other warps
@@ -479,45 +480,79 @@ __device__ void update_tile_part(T* out, const T* left, const T* right, int part
 }
 
 #ifdef BASALT_CUDA_DOUBLE_MMA
-// factor_diagonal_tile for a full tile in complex double, by warp 0, 8 columns at a time: the 8
+// The diagonal tile d's columns after the 8 from c0 on, less the product of those 8 columns
+// (lane i holding their row i in x) with their rows there: complex double by tensor cores,
+// complex single by a loop over the later columns, a row a lane.
+__device__ void update_after_block(cuDoubleComplex* d, int c0, const cuDoubleComplex (&)[8]) {
+#pragma unroll 1
+  for (int part = c0 / 8 + 1; part < tile / 8; ++part)
+    update_tile_quarter<8>(d, d + c0 * tile_ld, d + c0 * tile_ld, part);
+}
+#endif
+
+__device__ void update_after_block(cuFloatComplex* d, int c0, const cuFloatComplex (&x)[8]) {
+  const int i = threadIdx.x % 32;
+#pragma unroll 2
+  for (int c2 = c0 + 8; c2 < tile; ++c2) {
+    cuFloatComplex y = d[i + c2 * tile_ld];
+#pragma unroll
+    for (int c = 0; c < 8; ++c)
+      y = ops::minus_product(y, x[c], ops::conjugate(d[c2 + (c0 + c) * tile_ld]));
+    d[i + c2 * tile_ld] = y;
+  }
+}
+
+// Complex types factor a full diagonal tile 8 columns at a time; real double through the blocks
+// (its update of the later columns on tensor cores) made potrf 7-15% slower (H200, 1024 to 4096),
+// its steps over all 32 columns being a multiply-add an entry.
+template <class T>
+__device__ constexpr bool factor_in_blocks() {
+#ifdef BASALT_CUDA_DOUBLE_MMA
+  if constexpr (std::is_same_v<T, cuDoubleComplex>) return true;
+#endif
+  return std::is_same_v<T, cuFloatComplex>;
+}
+
+// factor_diagonal_tile for a full tile in complex types, by warp 0, 8 columns at a time: the 8
 // columns in registers (lane i row i, each column to the warp through `columns`, two buffers by
-// step parity), then their product with the tile's rows below them subtracted from the later
-// columns by tensor cores (update_tile_quarter). The loop over the 8-column blocks is not
-// unrolled: a leaf's first tile runs cold code, where factor_full_diagonal_tile's steps over all
-// 32 columns (about 5000 PTX instructions) had taken it 21-22k cycles against 12k for the second
-// tile (H200, potrf z 1024; unrolled, this function took 20k). Returns the columns factored, as
-// factor_diagonal_tile: after a failure in column j, the columns before j are factored and
-// A(j, j) keeps its updated value. What lands above the diagonal is never read.
-__device__ int factor_full_diagonal_tile_in_blocks(cuDoubleComplex* d, cuDoubleComplex* columns,
-                                                   double* reciprocal) {
+// step parity), then their update of the later columns (update_after_block). The loop over the
+// 8-column blocks is not unrolled: a leaf's first tile runs cold code, where
+// factor_full_diagonal_tile's steps over all 32 columns (about 5000 PTX instructions) had taken
+// complex double's 21-22k cycles against 12k for the second tile (H200, potrf z 1024; unrolled,
+// this function took 20k), and complex single's every tile 19-26k (potrf c 2048). Returns the
+// columns factored, as factor_diagonal_tile: after a failure in column j, the columns before j are
+// factored and A(j, j) keeps its updated value. What lands above the diagonal is never read.
+template <class T>
+__device__ int factor_full_diagonal_tile_in_blocks(T* d, T* columns,
+                                                   ops::real_of_t<T>* reciprocal) {
+  using Real = ops::real_of_t<T>;
   constexpr int b = 8;
   const int i = threadIdx.x % 32;
   int factored = tile;
 #pragma unroll 1
   for (int c0 = 0; c0 < tile; c0 += b) {
-    cuDoubleComplex x[b];
+    T x[b];
 #pragma unroll
     for (int c = 0; c < b; ++c) x[c] = d[i + (c0 + c) * tile_ld];
-    double diagonal = warp::shuffle<32>(x[0], c0).x;
+    Real diagonal = ops::real_part(warp::shuffle<32>(x[0], c0));
 #pragma unroll
     for (int c = 0; c < b; ++c) {
       const int j = c0 + c;
-      if (!(diagonal > 0)) {  // the same on every lane
+      if (!(diagonal > Real(0))) {  // the same on every lane
         factored = j;
         break;
       }
-      const double inverse =
+      const Real inverse =
           ops::is_positive_normal(diagonal) ? ops::rsqrt_of_normal(diagonal) : rsqrt(diagonal);
       // Lanes i < j scale an entry above the diagonal.
-      x[c] = i == j
-                 ? ops::make_scalar<cuDoubleComplex>(ops::root_from_reciprocal(diagonal, inverse))
-                 : ops::times_real(x[c], inverse);
+      x[c] = i == j ? ops::make_scalar<T>(ops::root_from_reciprocal(diagonal, inverse))
+                    : ops::times_real(x[c], inverse);
       if (i == j) reciprocal[j] = inverse;
       if (c + 1 < b) {
         // The same arithmetic as the update below gives lane j + 1's entry.
-        const cuDoubleComplex next = ops::minus_product(x[c + 1], x[c], ops::conjugate(x[c]));
-        diagonal = warp::shuffle<32>(next, j + 1).x;
-        cuDoubleComplex* const column = columns + (c % 2) * tile;  // c0 is even
+        const T next = ops::minus_product(x[c + 1], x[c], ops::conjugate(x[c]));
+        diagonal = ops::real_part(warp::shuffle<32>(next, j + 1));
+        T* const column = columns + (c % 2) * tile;  // c0 is even
         column[i] = x[c];
         __syncwarp();
 #pragma unroll
@@ -529,14 +564,13 @@ __device__ int factor_full_diagonal_tile_in_blocks(cuDoubleComplex* d, cuDoubleC
     for (int c = 0; c < b; ++c) d[i + (c0 + c) * tile_ld] = x[c];
     if (factored < tile || c0 + b == tile) break;
     __syncwarp();  // the 8 columns are in the tile
-#pragma unroll 1
-    for (int part = c0 / b + 1; part < tile / b; ++part)
-      update_tile_quarter<b>(d, d + c0 * tile_ld, d + c0 * tile_ld, part);
+    update_after_block(d, c0, x);
     __syncwarp();  // the later columns are up to date
   }
   return factored;
 }
 
+#ifdef BASALT_CUDA_DOUBLE_MMA
 // Row tiles R0 .. R1 - 1 of tile column K solved against the fully factored diagonal tile K in
 // complex double, by the whole block, 8 columns at a time: the 8 columns' triangle a row a thread,
 // then their product with the rows of the tile's L below them subtracted from the later columns
@@ -727,14 +761,11 @@ __global__ void __launch_bounds__(panel_threads)
       }
       if (tid < 32) {
         int factored;
-#ifdef BASALT_CUDA_DOUBLE_MMA
-        if constexpr (tile_parts<T>() > 1)
+        if constexpr (factor_in_blocks<T>())
           factored = kb == tile
                          ? factor_full_diagonal_tile_in_blocks(s.at(K, K), columns, reciprocal + k0)
                          : factor_diagonal_tile(s.at(K, K), kb, reciprocal + k0);
-        else
-#endif
-        {
+        else {
           const bool full =
               kb == tile && factor_full_diagonal_tile(s.at(K, K), columns, reciprocal + k0);
           factored = full ? kb : factor_diagonal_tile(s.at(K, K), kb, reciprocal + k0);

@@ -371,7 +371,7 @@ void plant(const HostMatrix<T>& a, Failure failure, int column) {
 // The CUDA diagonal-block kernel against the portable potf2 on the same blocks, on the GPU:
 // factored (well and ill conditioned), failing at a negative or NaN diagonal on both sides of
 // the kernel's 32-column tiles and at the first column of a tile's 8-column blocks (complex
-// double's; info, the failing entry, the identity after it), and after an earlier failure (the
+// types'; info, the failing entry, the identity after it), and after an earlier failure (the
 // whole block the identity); widths around the tiles and up to the widest the kernel takes.
 TEMPLATE_TEST_CASE("cuda::potf2 equals portable::potf2", "[potrf][cuda]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {

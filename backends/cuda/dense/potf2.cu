@@ -502,9 +502,10 @@ __device__ void update_after_block(cuFloatComplex* d, int c0, const cuFloatCompl
   }
 }
 
-// Complex types factor a full diagonal tile 8 columns at a time; real double through the blocks
-// (its update of the later columns on tensor cores) made potrf 7-15% slower (H200, 1024 to 4096),
-// its steps over all 32 columns being a multiply-add an entry.
+// Complex types factor a full diagonal tile 8 columns at a time. Real types' steps over all 32
+// columns are a multiply-add an entry: through the blocks potrf ran slower at 1024 to 4096, in
+// double 7-15% (its update of the later columns on tensor cores, H200), in single 10-17% (a
+// loop over the later columns, H100).
 template <class T>
 __device__ constexpr bool factor_in_blocks() {
 #ifdef BASALT_CUDA_DOUBLE_MMA

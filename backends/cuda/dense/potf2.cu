@@ -261,6 +261,26 @@ __device__ int factor_diagonal_tile(T* d, int kb, ops::real_of_t<T>* reciprocal)
   return factored;
 }
 
+// Lane i's entry x of column j once the column's diagonal and the reciprocal of its square root
+// (inverse) are known: the root on lane j, which also keeps the reciprocal, x scaled on the
+// other lanes (lanes i < j scale an entry above the diagonal, never stored).
+template <class T>
+__device__ T scaled_column_entry(T x, int i, int j, ops::real_of_t<T> diagonal,
+                                 ops::real_of_t<T> inverse, ops::real_of_t<T>* reciprocal) {
+  const T root = ops::make_scalar<T>(ops::root_from_reciprocal(diagonal, inverse));
+  const T scaled = ops::times_real(x, inverse);
+  if (i == j) reciprocal[j] = inverse;
+  return i == j ? root : scaled;
+}
+
+// Column j + 1's diagonal once column j (x, the lane's entry) has updated it: lane j + 1's entry
+// `later` less the same product as the update, so that the chain from column to column does not
+// wait for the update through shared memory.
+template <class T>
+__device__ ops::real_of_t<T> next_diagonal(T later, T x, int j) {
+  return ops::real_part(warp::shuffle<32>(ops::minus_product(later, x, ops::conjugate(x)), j + 1));
+}
+
 // factor_diagonal_tile for a full tile (kb = 32) that is positive definite, with none of its
 // checks per step: each column goes to the warp through `columns` (two buffers by step parity),
 // so the tile stays as it was until the end. Returns false, the tile untouched, where a diagonal
@@ -278,13 +298,9 @@ __device__ bool factor_full_diagonal_tile(T* d, T* columns, ops::real_of_t<T>* r
   bool positive = ops::is_positive_normal(diagonal);
 #pragma unroll
   for (int j = 0; j < tile; ++j) {
-    // Lanes i < j scale an entry above the diagonal, never stored.
-    row[j] = i == j ? ops::make_scalar<T>(ops::root_from_reciprocal(diagonal, inverse))
-                    : ops::times_real(row[j], inverse);
-    if (i == j) reciprocal[j] = inverse;
+    row[j] = scaled_column_entry(row[j], i, j, diagonal, inverse, reciprocal);
     if (j + 1 < tile) {
-      const T next = ops::minus_product(row[j + 1], row[j], ops::conjugate(row[j]));
-      diagonal = ops::real_part(warp::shuffle<32>(next, j + 1));
+      diagonal = next_diagonal(row[j + 1], row[j], j);
       inverse = ops::rsqrt_of_normal(diagonal);
       positive = positive && ops::is_positive_normal(diagonal);
     }
@@ -545,14 +561,9 @@ __device__ int factor_full_diagonal_tile_in_blocks(T* d, T* columns,
       }
       const Real inverse =
           ops::is_positive_normal(diagonal) ? ops::rsqrt_of_normal(diagonal) : rsqrt(diagonal);
-      // Lanes i < j scale an entry above the diagonal.
-      x[c] = i == j ? ops::make_scalar<T>(ops::root_from_reciprocal(diagonal, inverse))
-                    : ops::times_real(x[c], inverse);
-      if (i == j) reciprocal[j] = inverse;
+      x[c] = scaled_column_entry(x[c], i, j, diagonal, inverse, reciprocal);
       if (c + 1 < b) {
-        // The same arithmetic as the update below gives lane j + 1's entry.
-        const T next = ops::minus_product(x[c + 1], x[c], ops::conjugate(x[c]));
-        diagonal = ops::real_part(warp::shuffle<32>(next, j + 1));
+        diagonal = next_diagonal(x[c + 1], x[c], j);
         T* const column = columns + (c % 2) * tile;  // c0 is even
         column[i] = x[c];
         __syncwarp();

@@ -26,7 +26,15 @@ struct CholeskyState : ScratchViews<ExecSpace, CholeskyStateViews<ExecSpace, Sca
   // an H200 (perf/NOTES.md, potrf).
   explicit CholeskyState(const ExecSpace& exec)
       : ScratchViews<ExecSpace, CholeskyStateViews<ExecSpace, Scalar>>(exec) {
-    Kokkos::deep_copy(exec, this->info, 0);
+    restart(exec);
+  }
+  // info = 0 by a kernel: Kokkos 3.4's deep_copy of a value into a rank-0 View copies it from the
+  // host stack, which a recorded call (core/recorded_call.hpp) would read again long after.
+  void restart(const ExecSpace& exec) const {
+    const auto info = this->info;
+    Kokkos::parallel_for(
+        "basalt::cholesky_state::restart", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
+        KOKKOS_LAMBDA(const int) { info() = 0; });
   }
 };
 

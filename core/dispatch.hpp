@@ -28,6 +28,7 @@ struct geqrf_batched;   // Householder QR of every matrix of a batch
 struct spmm;            // sparse matrix times vectors (SpMV: one vector), every sparse format
 struct side_space;      // a second instance of an execution space (core/side_space.hpp)
 struct call_scratch;    // device memory for the length of one call (core/call_scratch.hpp)
+struct recorded_call;   // a call's work recorded once and replayed (core/recorded_call.hpp)
 }  // namespace routine
 
 template <class Routine, class ExecSpace>

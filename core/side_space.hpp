@@ -19,11 +19,16 @@ class SideSpace {
   // so far.
   const ExecSpace& fork() const {
     if constexpr (Spec::available) Spec::fork(exec_, side_);
+    forked_ = true;
     return side_;
   }
 
-  // Work queued on exec from here on starts after the work queued on the side so far.
+  // Work queued on exec from here on starts after the work queued on the side so far. Nothing to
+  // wait for where nothing was forked since the last join; a recorded call (recorded_call.hpp)
+  // may not wait for a side that it never forked.
   void join() const {
+    if (!forked_) return;
+    forked_ = false;
     if constexpr (Spec::available) Spec::join(exec_, side_);
   }
 
@@ -36,6 +41,7 @@ class SideSpace {
   }
 
   ExecSpace exec_, side_;
+  mutable bool forked_ = false;
 };
 
 }  // namespace basalt::impl

@@ -9,17 +9,22 @@
 // info is 0, or k > 0 when the leading minor of order k is not positive definite (a diagonal
 // that is not positive, NaN included): columns before k are factored, A(k, k) holds its updated
 // value as LAPACK leaves it, and the rest of the triangle is unspecified (finite for finite A).
-// info stays on the device until the end, where it is read back: the call waits for exec.
+// info stays on the device until the end, where it is read back: the call waits for exec. On CUDA,
+// below tuning::cholesky_recorded_below, the second call on the same A (address, order, leading
+// dimension, triangle) records its work as a graph and later ones replay it.
 #include <Kokkos_Core.hpp>
+#include <optional>
 
 #include "basalt/algorithms/dense/impl/potrf_portable.hpp"
 #include "basalt/core/cholesky_state.hpp"
 #include "basalt/core/errors.hpp"
+#include "basalt/core/recorded_call.hpp"
 #include "basalt/core/tuning.hpp"
 #include "basalt/core/views.hpp"
 #if defined(BASALT_ENABLE_CUDA)
-#include "basalt/backends/cuda/dense/potf2.hpp"
 #include "basalt/backends/cuda/call_scratch.hpp"
+#include "basalt/backends/cuda/dense/potf2.hpp"
+#include "basalt/backends/cuda/recorded_call.hpp"
 #include "basalt/backends/cuda/side_space.hpp"
 #endif
 
@@ -48,11 +53,19 @@ template <class ExecSpace, class AView>
 int potrf(const ExecSpace& exec, Triangle uplo, const AView& A) {
   static_assert(!std::is_const_v<typename AView::value_type>, "basalt::potrf overwrites A");
   impl::check_cholesky_matrix<ExecSpace>("potrf", A);
-  if (A.extent(0) == 0) return 0;
-  const impl::CholeskyState<ExecSpace, typename AView::non_const_value_type> state(exec);
-  impl::potrf(exec, uplo, A, state,
-              tuning::cholesky<ExecSpace, typename AView::non_const_value_type>(A.extent_int(0)));
-  return impl::finish_potrf(exec, A, state);
+  const int n = A.extent_int(0);
+  if (n == 0) return 0;
+  using T = typename AView::non_const_value_type;
+  using State = impl::CholeskyState<ExecSpace, T>;
+  const auto tune = tuning::cholesky<ExecSpace, T>(n);
+  const auto queue = [&](const ExecSpace& space, const State& state) {
+    impl::potrf(space, uplo, A, state, tune);
+  };
+  std::optional<impl::CallKey> key;
+  if (n < tuning::cholesky_recorded_below<ExecSpace>())
+    key = impl::call_key(queue, A, static_cast<int>(uplo));
+  return impl::run_call<State>(
+      exec, key, queue, [&](const State& state) { return impl::finish_potrf(exec, A, state); });
 }
 
 }  // namespace basalt

@@ -23,8 +23,8 @@ inline void check(cublasStatus_t status, const char* call) {
 
 // One handle per host thread and device, created on first use: cublasCreate costs far more than
 // a factorization of a small matrix. The handle follows the stream of each call; the look-ahead
-// stream has a handle of its own, since a handle's default workspace must not serve two streams
-// at once.
+// streams have a handle of their own, since a handle's default workspace must not serve two
+// streams at once.
 inline cublasHandle_t handle(const Kokkos::Cuda& exec) {
   struct Handles {
     cublasHandle_t by_device[cuda::max_devices][2] = {};
@@ -36,7 +36,7 @@ inline cublasHandle_t handle(const Kokkos::Cuda& exec) {
   };
   thread_local Handles handles;
   const int device = cuda::device_slot(exec.cuda_device());
-  const bool look_ahead = exec.cuda_stream() == cuda::look_ahead_stream(device);
+  const bool look_ahead = cuda::is_look_ahead(device, exec.cuda_stream());
   cublasHandle_t& h = handles.by_device[device][look_ahead];
   if (!h) {
     int current = 0;

@@ -1,7 +1,6 @@
 #pragma once
-// The CUDA side instance (core/side_space.hpp): a Kokkos::Cuda on the device's look-ahead stream,
-// made once per device (a Kokkos::Cuda instance allocates its own scratch) and released when
-// Kokkos finalizes; fork and join are events between the two streams.
+// The CUDA side instance (core/side_space.hpp): a Kokkos::Cuda on one of the device's look-ahead
+// streams; fork and join are events between the two streams.
 #include <Kokkos_Core.hpp>
 #include <memory>
 #include <mutex>
@@ -14,19 +13,37 @@ namespace basalt {
 
 namespace cuda {
 
-inline Kokkos::Cuda look_ahead_instance(const Kokkos::Cuda& exec) {
+// Basalt's Kokkos::Cuda instances on its own streams (side_streams.hpp), made once per device (a
+// Kokkos::Cuda instance allocates its own scratch) and released when Kokkos finalizes.
+enum class OwnInstance { look_ahead, recording, recording_look_ahead };
+
+inline Kokkos::Cuda own_instance(int device, OwnInstance which) {
   static std::mutex mutex;
-  static std::unique_ptr<Kokkos::Cuda> instances[max_devices];
-  const int device = device_slot(exec.cuda_device());
+  static std::unique_ptr<Kokkos::Cuda> instances[max_devices][3];
+  const int slot = static_cast<int>(which);
+  device_slot(device);
   std::lock_guard<std::mutex> lock(mutex);
-  if (!instances[device]) {
-    instances[device] = std::make_unique<Kokkos::Cuda>(look_ahead_stream(device));
-    Kokkos::push_finalize_hook([device] {
+  if (!instances[device][slot]) {
+    const cudaStream_t stream = which == OwnInstance::look_ahead ? look_ahead_stream(device)
+                                : which == OwnInstance::recording
+                                    ? recording_stream(device)
+                                    : recording_look_ahead_stream(device);
+    instances[device][slot] = std::make_unique<Kokkos::Cuda>(stream);
+    Kokkos::push_finalize_hook([device, slot] {
       std::lock_guard<std::mutex> lock(mutex);
-      instances[device].reset();
+      instances[device][slot].reset();
     });
   }
-  return *instances[device];
+  return *instances[device][slot];
+}
+
+// The side of exec: the recording look-ahead instance beside the recording instance, so that a
+// recorded call's look-ahead is captured with it; the look-ahead instance beside any other.
+inline Kokkos::Cuda look_ahead_instance(const Kokkos::Cuda& exec) {
+  const int device = exec.cuda_device();
+  return own_instance(device, exec.cuda_stream() == recording_stream(device)
+                                  ? OwnInstance::recording_look_ahead
+                                  : OwnInstance::look_ahead);
 }
 
 }  // namespace cuda

@@ -7,13 +7,15 @@ namespace basalt::cuda {
 
 namespace {
 
-constexpr int look_ahead = SideStreams::count;  // the look-ahead stream's slot
+// The slots after the side streams'.
+constexpr int look_ahead = SideStreams::count, recording = look_ahead + 1,
+              recording_look_ahead = recording + 1, stream_slots = recording_look_ahead + 1;
 
-// The device's side streams and its look-ahead stream, made on first use and kept for the life
-// of the process.
+// The device's side streams, its look-ahead stream and its recording streams, made on first use
+// and kept for the life of the process.
 const cudaStream_t* streams_of(int device) {
   static std::mutex mutex;
-  static cudaStream_t streams[max_devices][SideStreams::count + 1] = {};
+  static cudaStream_t streams[max_devices][stream_slots] = {};
   device_slot(device);
   std::lock_guard<std::mutex> lock(mutex);
   if (!streams[device][0]) {
@@ -22,10 +24,13 @@ const cudaStream_t* streams_of(int device) {
     BASALT_CUDA_CHECK(cudaSetDevice(device));
     for (int k = 0; k < SideStreams::count; ++k)
       BASALT_CUDA_CHECK(cudaStreamCreateWithFlags(&streams[device][k], cudaStreamNonBlocking));
+    BASALT_CUDA_CHECK(
+        cudaStreamCreateWithFlags(&streams[device][recording], cudaStreamNonBlocking));
     int least = 0, greatest = 0;  // CUDA's priorities: lower numbers go first
     BASALT_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    BASALT_CUDA_CHECK(cudaStreamCreateWithPriority(&streams[device][look_ahead],
-                                                   cudaStreamNonBlocking, greatest));
+    for (int k : {look_ahead, recording_look_ahead})
+      BASALT_CUDA_CHECK(
+          cudaStreamCreateWithPriority(&streams[device][k], cudaStreamNonBlocking, greatest));
     BASALT_CUDA_CHECK(cudaSetDevice(current));
   }
   return streams[device];
@@ -86,5 +91,15 @@ void SideStreams::join() {
 }
 
 cudaStream_t look_ahead_stream(int device) { return streams_of(device)[look_ahead]; }
+
+cudaStream_t recording_stream(int device) { return streams_of(device)[recording]; }
+
+cudaStream_t recording_look_ahead_stream(int device) {
+  return streams_of(device)[recording_look_ahead];
+}
+
+bool is_look_ahead(int device, cudaStream_t stream) {
+  return stream == look_ahead_stream(device) || stream == recording_look_ahead_stream(device);
+}
 
 }  // namespace basalt::cuda

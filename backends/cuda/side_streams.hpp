@@ -29,6 +29,16 @@ class SideStreams {
 // free first.
 cudaStream_t look_ahead_stream(int device);
 
+// The streams on which a call is recorded as a CUDA graph (call_graphs.hpp): Basalt's own, since
+// the caller's need not be capturable (Kokkos 3.4's default instance is on the legacy stream,
+// which is not), and the second, of the look-ahead stream's priority, for the recorded call's
+// look-ahead.
+cudaStream_t recording_stream(int device);
+cudaStream_t recording_look_ahead_stream(int device);
+
+// Whether stream is the device's look-ahead stream or its recording look-ahead stream.
+bool is_look_ahead(int device, cudaStream_t stream);
+
 // `waiting` waits for the work queued on `on` so far.
 void wait_for(cudaStream_t waiting, cudaStream_t on);
 

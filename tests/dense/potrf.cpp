@@ -11,6 +11,9 @@
 #include "basalt/algorithms/dense/potrs.hpp"
 #include "basalt/backends/host/lapacke.hpp"
 #include "support.hpp"
+#if defined(BASALT_ENABLE_CUDA)
+#include "basalt/backends/cuda/call_graphs.hpp"
+#endif
 
 using namespace basalt;
 using test::Exec;
@@ -140,6 +143,24 @@ Factored<T> factor(const HostMatrix<T>& a, Triangle uplo,
   return {f, info};
 }
 
+// Whether F's leading (p + 1) x (p + 1) block (p = n: all of F), in uplo's triangle, is LAPACK's
+// factor R within 30 n eps ||R||_max, leaving out the entries of row and column p but the
+// diagonal's: after a failure at p, LAPACK guarantees the columns before p (the rows below them
+// may or may not be updated, by the blocking) and the failing diagonal's updated value.
+template <class F, class R>
+bool leading_block_matches(const F& f, const R& reference, Triangle uplo, int p) {
+  using T = typename R::non_const_value_type;
+  const int n = reference.extent(0), last = std::min(p, n - 1);
+  double difference = 0, norm = 0;
+  for (int j = 0; j <= last; ++j)
+    for (int i = 0; i <= last; ++i) {
+      if (!in_triangle(uplo, i, j) || ((i == p) != (j == p))) continue;
+      difference = std::max(difference, double(magnitude(f(i, j) - reference(i, j))));
+      norm = std::max(norm, double(magnitude(reference(i, j))));
+    }
+  return difference < 30 * n * eps<T>() * norm;
+}
+
 template <class F>
 bool finite_triangle(const F& f, Triangle uplo) {
   for (size_t j = 0; j < f.extent(1); ++j)
@@ -231,17 +252,45 @@ TEMPLATE_TEST_CASE("potrf reports LAPACK's info on matrices that are not positiv
       CHECK(reference_info == p + 1);
       CHECK(f.info == reference_info);
       CHECK(finite_triangle(f.f, uplo));
-      // The leading p x p block is factored (LAPACK's guarantee: the rows below it may or may not
-      // be, by the blocking), and the failing diagonal holds its updated value.
-      double difference = 0, norm = 0;
-      for (int j = 0; j <= p; ++j)
-        for (int i = 0; i <= p; ++i) {
-          if (!in_triangle(uplo, i, j) || ((i == p) != (j == p))) continue;
-          difference = std::max(difference, double(magnitude(f.f(i, j) - reference(i, j))));
-          norm = std::max(norm, double(magnitude(reference(i, j))));
-        }
-      CHECK(difference < 30 * n * eps<T>() * norm);
+      CHECK(leading_block_matches(f.f, reference, uplo, p));
     }
+}
+
+// Calls on one matrix whose contents change between them: on CUDA the second call records its
+// work and the later ones replay it (backends/cuda/call_graphs.hpp), and each must still factor
+// what A holds at the time, a failure included.
+TEMPLATE_TEST_CASE("potrf called again on the same matrix", "[potrf]", float, double,
+                   Kokkos::complex<float>, Kokkos::complex<double>) {
+  using T = TestType;
+  for (const int n : {40, 530}) {
+    const auto a = make_spd<T>(n, Kind::random), b = make_spd<T>(n, Kind::random);
+    auto failing = make_spd<T>(n, Kind::random);
+    const int p = n / 2;
+    failing(p, p) = T(-1);
+    for (Triangle uplo : {Triangle::lower, Triangle::upper}) {
+      Kokkos::View<T**, Kokkos::LayoutLeft, Exec::memory_space> A("A", n, n);
+#if defined(BASALT_ENABLE_CUDA)
+      const long replays_before = cuda::replays_launched(Exec().cuda_device());
+#endif
+      int call = 0;
+      for (const auto& input : {a, b, failing, a, failing, b}) {
+        CAPTURE(n, name(uplo), call++);
+        Kokkos::deep_copy(A, test::device_copy(input));
+        const int info = potrf(Exec(), uplo, A);
+        const auto f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A);
+        HostMatrix<T> reference("reference", n, n);
+        Kokkos::deep_copy(reference, input);
+        const int reference_info = lapacke::potrf(uplo, reference);
+        CHECK(info == reference_info);
+        CHECK(leading_block_matches(f, reference, uplo, info == 0 ? n : info - 1));
+      }
+#if defined(BASALT_ENABLE_CUDA)
+      // Every call from the second on (the first too where an earlier test's matrix of the same
+      // order lay at the same address).
+      CHECK(cuda::replays_launched(Exec().cuda_device()) - replays_before >= 5);
+#endif
+    }
+  }
 }
 
 TEST_CASE("potrf on empty, NaN, Inf and invalid input", "[potrf]") {

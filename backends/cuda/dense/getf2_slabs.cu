@@ -615,7 +615,7 @@ void launch(int device, cudaStream_t stream, T* panel, int* ipiv, int* info, con
   constexpr int slots = Clustered ? max_leaders * slab_warps : slab_warps;
   constexpr auto kernel = factor_panel_by_slabs<T, R, B, Clustered>;
   const int sms = panel_grid::multiprocessors(device);
-  const int most = stream == look_ahead_stream(device) ? std::clamp(sms / 4, 2, 32) : sms;
+  const int most = is_look_ahead(device, stream) ? std::clamp(sms / 4, 2, 32) : sms;
   int updaters = std::clamp((p.m + min_rows_per_updater - 1) / min_rows_per_updater, 1,
                             std::max(1, most - leaders));
   // An updater's columns of a slab: its shares of those left of it and of those beyond the next.

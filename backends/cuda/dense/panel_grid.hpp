@@ -58,7 +58,7 @@ struct Grid {
 inline Grid plan(int device, cudaStream_t stream, int rows, int w, int entry_bytes,
                  int static_bytes, int min_rows) {
   const int sms = multiprocessors(device);
-  const int most = stream == look_ahead_stream(device) ? std::clamp(sms / 4, 1, 32) : sms;
+  const int most = is_look_ahead(device, stream) ? std::clamp(sms / 4, 1, 32) : sms;
   const int wanted = std::min(most, (rows + min_rows - 1) / min_rows);
   Grid grid;
   grid.rows_per_block =

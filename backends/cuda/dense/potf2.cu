@@ -921,7 +921,7 @@ void potrf_panel(int device, cudaStream_t stream, T* panel, int* info, T* failed
     int sms = 0;
     BASALT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     const bool beside_long_update =
-        stream == look_ahead_stream(device) && p.rows_below >= rows_below_beside_long_update;
+        is_look_ahead(device, stream) && p.rows_below >= rows_below_beside_long_update;
     for (int c = 1;
          c <= max_chunk_tiles && shared_bytes_for(tiles, c, sizeof(T)) <= std::size_t(limit); ++c) {
       int per_sm = 0;

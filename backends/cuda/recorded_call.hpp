@@ -1,0 +1,54 @@
+#pragma once
+// The CUDA recorded call (core/recorded_call.hpp): a call's work captured as a CUDA graph on the
+// recording streams at its key's second call, with a state of its own, and replayed from then on
+// (call_graphs.hpp).
+#include <Kokkos_Core.hpp>
+#include <memory>
+#include <mutex>
+
+#include "basalt/backends/cuda/call_graphs.hpp"
+#include "basalt/backends/cuda/cublas.hpp"
+#include "basalt/backends/cuda/side_space.hpp"
+#include "basalt/core/dispatch.hpp"
+#include "basalt/core/recorded_call.hpp"
+
+namespace basalt {
+
+template <>
+struct Specialization<routine::recorded_call, Kokkos::Cuda> {
+  static constexpr bool available = true;
+
+  template <class State, class Queue, class Finish>
+  static auto run(const Kokkos::Cuda& exec, const impl::CallKey& key, const Queue& queue,
+                  const Finish& finish) {
+    const int device = cuda::device_slot(exec.cuda_device());
+    // A profiling tool's callbacks may wait for the device (basalt-perf --breakdown does), which
+    // a capture may not, and would miss a replay's regions.
+    cuda::CallPlan plan;
+    if (!Kokkos::Tools::profileLibraryLoaded()) plan = cuda::plan_call(device, key);
+    if (plan.record) {
+      // What allocates, which a capture may not: the instances on the recording streams and this
+      // thread's cuBLAS handles for them.
+      const Kokkos::Cuda recording = cuda::own_instance(device, cuda::OwnInstance::recording);
+      cublas::handle(recording);
+      cublas::handle(cuda::own_instance(device, cuda::OwnInstance::recording_look_ahead));
+      static std::once_flag forget_at_finalize;
+      std::call_once(forget_at_finalize,
+                     [] { Kokkos::push_finalize_hook(cuda::forget_recorded_calls); });
+      const auto state = std::make_shared<State>(recording);
+      plan.replay = cuda::record_call(device, key, state, [&] {
+        state->restart(recording);
+        queue(recording, *state);
+      });
+    }
+    if (!plan.replay) {
+      const State state(exec);
+      queue(exec, state);
+      return finish(state);
+    }
+    cuda::replay_call(device, *plan.replay, exec.cuda_stream());
+    return finish(*static_cast<const State*>(plan.replay->state.get()));
+  }
+};
+
+}  // namespace basalt

@@ -10,11 +10,11 @@ struct CallKey {
   const void* site;            // the driver and its scalar type (recorded_call.hpp's call_site)
   const void* data;            // the operand's first entry
   std::array<long, 4> layout;  // its extents and strides
-  int variant;                 // the options that change the work (a triangle, ...)
+  std::array<int, 4> options;  // what else shapes the work: a triangle, block sizes
 
   bool operator==(const CallKey& other) const {
     return site == other.site && data == other.data && layout == other.layout &&
-           variant == other.variant;
+           options == other.options;
   }
 };
 

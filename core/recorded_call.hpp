@@ -1,9 +1,10 @@
 #pragma once
 // A call whose device work a backend may record once and replay: on CUDA a graph, which runs a
 // chain of dependent kernels with less time between them than the same kernels launched one by
-// one (potrf d at 1024 to 4096, H200: 20-55 us a call, perf/NOTES.md, "potrf as a recorded
+// one (potrf d at 1024 to 4096, H100: 27-100 us a call, perf/NOTES.md, "potrf as a recorded
 // call"). A backend that records specializes Specialization<routine::recorded_call, ExecSpace>
 // with run<State>(exec, key, queue, finish); elsewhere each call queues its work.
+#include <array>
 #include <optional>
 
 #include "basalt/core/call_key.hpp"
@@ -15,20 +16,21 @@ namespace basalt::impl {
 template <class Queue>
 inline constexpr char call_site = 0;
 
-// The key of a call whose work depends on the matrix A's place and shape and on `variant`.
+// The key of a call whose work depends on the matrix A's place and shape and on `options`.
 template <class Queue, class AView>
-CallKey call_key(const Queue&, const AView& A, int variant) {
+CallKey call_key(const Queue&, const AView& A, std::array<int, 4> options) {
   return {&call_site<Queue>,
           A.data(),
           {long(A.extent(0)), long(A.extent(1)), long(A.stride(0)), long(A.stride(1))},
-          variant};
+          options};
 }
 
 // Queues a call's device work on exec, queue(space, state), and returns finish(state). State(space)
-// makes the device state that the work starts from (its memory, and info = 0), state.restart(space)
-// makes it so again. key is empty where recording does not pay; otherwise a recording backend may
-// replay, in place of queue, the work that an earlier call with an equal key queued, from the
-// state it kept for it, so queue must not wait for the device nor decide anything from its data.
+// makes the device state that the work starts from (its memory and first values),
+// state.restart(space) makes it so again. key is empty where recording does not pay; otherwise a
+// recording backend may replay, in place of queue, the work that an earlier call with an equal key
+// queued, from the state it kept for it, so queue must not wait for the device nor decide anything
+// from its data.
 template <class State, class ExecSpace, class Queue, class Finish>
 auto run_call(const ExecSpace& exec, const std::optional<CallKey>& key, const Queue& queue,
               const Finish& finish) {

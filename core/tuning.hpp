@@ -120,10 +120,7 @@ Cholesky cholesky(int n) {
 // 0.319-0.320 / 0.714-0.715 / 1.172-1.187 / 1.813-1.847, 6144 / 7168 from 3.88-3.94 / 5.21-5.24
 // to 3.72-3.74 / 5.04-5.09; 8192 (nb = 1024) ran at 6.71 either way (perf/NOTES.md, "potrf as a
 // recorded call").
-template <class ExecSpace>
-int cholesky_recorded_below() {
-  return 8192;
-}
+inline constexpr int cholesky_recorded_below = 8192;
 
 // The widest triangle a trsm hands to the vendor (cuBLAS, OpenBLAS); a wider one is split into
 // half-width solves and a gemm. On the H100 cuBLAS' trsm on a 512-wide triangle ran several times

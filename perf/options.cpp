@@ -68,6 +68,8 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
   app.add_option("--recursion-width", o.recursion_width,
                  "getrf, potrf, geqrf: width at which the recursive panel stops halving")
       ->check(CLI::PositiveNumber);
+  app.add_flag("--queued", o.queued,
+               "potrf: queue every call's work, none recorded and replayed as a CUDA graph");
   app.add_flag("--breakdown", o.breakdown,
                "print where one more (fenced) call spends its time, by building block");
   app.add_flag("--kokkos-kernels", o.kokkos_kernels,

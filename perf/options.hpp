@@ -20,9 +20,11 @@ struct Options {
   bool energy = false;
   bool portable = false;
   bool breakdown = false;
-  int nb = 0, recursion_width = 0;  // getrf, potrf, geqrf: 0 is the library's tuning (core/tuning.hpp)
-  bool variable = false;            // batched routines: sizes drawn from 1..n per matrix
-  bool kokkos_kernels = false;      // getrf_batched: KokkosBatched's SerialLU as the comparison
+  bool queued = false;  // potrf: no call recorded (core/recorded_call.hpp)
+  int nb = 0,
+      recursion_width = 0;      // getrf, potrf, geqrf: 0 is the library's tuning (core/tuning.hpp)
+  bool variable = false;        // batched routines: sizes drawn from 1..n per matrix
+  bool kokkos_kernels = false;  // getrf_batched: KokkosBatched's SerialLU as the comparison
 
   // spmv, spmm: the format (csr, ell, sellp), SELL-P's slice height and width multiple, and
   // the vectors row-major (row, the default: the layout of the paper and of the CUDA SELL-P

@@ -1,7 +1,9 @@
 // potrf: Cholesky factorization (lower) of an n x n Hermitian positive definite matrix, in
 // Gflop/s (LAWN 41 counts), beside cuSOLVER's Xpotrf or LAPACKE's potrf. --check solves A x = b
 // with the factor and reports ||b - A x|| / (n ||A|| ||x|| eps); --nb and --recursion-width
-// replace the library's tuning (core/tuning.hpp).
+// replace the library's tuning (core/tuning.hpp); --queued times calls that are not recorded
+// (core/recorded_call.hpp: on CUDA the timed calls are replays, the warm-up having been the
+// first call on the matrix and the first timed one its recording).
 #include "basalt/algorithms/dense/potrf.hpp"
 
 #include "basalt/algorithms/dense/impl/blas.hpp"
@@ -85,21 +87,17 @@ struct PotrfCases {
     return a;
   }
 
-  // basalt::potrf, or its driver with the tuning that --nb and --recursion-width (the leaf panel's
-  // width and its diagonal block's) give.
+  // basalt::potrf, or the same under the tuning that --nb and --recursion-width (the leaf panel's
+  // width and its diagonal block's) give; --queued leaves every call unrecorded.
   template <class Exec>
   static void factor(const Context& ctx, const Exec& exec, const Matrix<T>& A) {
     const Options& o = ctx.options;
-    if (!o.nb && !o.recursion_width) {
-      potrf(exec, Triangle::lower, A);
-      return;
-    }
-    tuning::Cholesky tune = tuning::cholesky<Exec, T>(A.extent_int(0));
+    const int n = A.extent_int(0);
+    tuning::Cholesky tune = tuning::cholesky<Exec, T>(n);
     if (o.nb) tune.block = o.nb;
     if (o.recursion_width) tune.panel_width = tune.recursion_width = o.recursion_width;
-    const impl::CholeskyState<Exec, T> state(exec);
-    impl::potrf(exec, Triangle::lower, A, state, tune);
-    impl::finish_potrf(exec, A, state);
+    impl::potrf_call(exec, Triangle::lower, A, tune,
+                     !o.queued && n < tuning::cholesky_recorded_below);
   }
 };
 

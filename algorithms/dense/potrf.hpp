@@ -49,23 +49,36 @@ void check_cholesky_matrix(const char* routine, const AView& A) {
 
 }  // namespace impl
 
+namespace impl {
+
+// basalt::potrf under `tune`, past the checks; with `record`, a backend that records calls
+// (core/recorded_call.hpp) may record it and replay it.
+template <class ExecSpace, class AView>
+int potrf_call(const ExecSpace& exec, Triangle uplo, const AView& A, tuning::Cholesky tune,
+               bool record) {
+  using State = CholeskyState<ExecSpace, typename AView::non_const_value_type>;
+  const auto queue = [&](const ExecSpace& space, const State& state) {
+    potrf(space, uplo, A, state, tune);
+  };
+  std::optional<CallKey> key;
+  if (record)
+    key = call_key(queue, A,
+                   {static_cast<int>(uplo), tune.block, tune.panel_width, tune.recursion_width});
+  return run_call<State>(exec, key, queue,
+                         [&](const State& state) { return finish_potrf(exec, A, state); });
+}
+
+}  // namespace impl
+
 template <class ExecSpace, class AView>
 int potrf(const ExecSpace& exec, Triangle uplo, const AView& A) {
   static_assert(!std::is_const_v<typename AView::value_type>, "basalt::potrf overwrites A");
   impl::check_cholesky_matrix<ExecSpace>("potrf", A);
   const int n = A.extent_int(0);
   if (n == 0) return 0;
-  using T = typename AView::non_const_value_type;
-  using State = impl::CholeskyState<ExecSpace, T>;
-  const auto tune = tuning::cholesky<ExecSpace, T>(n);
-  const auto queue = [&](const ExecSpace& space, const State& state) {
-    impl::potrf(space, uplo, A, state, tune);
-  };
-  std::optional<impl::CallKey> key;
-  if (n < tuning::cholesky_recorded_below<ExecSpace>())
-    key = impl::call_key(queue, A, static_cast<int>(uplo));
-  return impl::run_call<State>(
-      exec, key, queue, [&](const State& state) { return impl::finish_potrf(exec, A, state); });
+  return impl::potrf_call(exec, uplo, A,
+                          tuning::cholesky<ExecSpace, typename AView::non_const_value_type>(n),
+                          n < tuning::cholesky_recorded_below);
 }
 
 }  // namespace basalt

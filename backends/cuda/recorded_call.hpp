@@ -14,6 +14,16 @@
 
 namespace basalt {
 
+namespace cuda {
+
+// The recordings hold Kokkos instances (their states'): they go before Kokkos does.
+inline void forget_recorded_calls_at_finalize() {
+  static std::once_flag once;
+  std::call_once(once, [] { Kokkos::push_finalize_hook(forget_recorded_calls); });
+}
+
+}  // namespace cuda
+
 template <>
 struct Specialization<routine::recorded_call, Kokkos::Cuda> {
   static constexpr bool available = true;
@@ -32,9 +42,7 @@ struct Specialization<routine::recorded_call, Kokkos::Cuda> {
       const Kokkos::Cuda recording = cuda::own_instance(device, cuda::OwnInstance::recording);
       cublas::handle(recording);
       cublas::handle(cuda::own_instance(device, cuda::OwnInstance::recording_look_ahead));
-      static std::once_flag forget_at_finalize;
-      std::call_once(forget_at_finalize,
-                     [] { Kokkos::push_finalize_hook(cuda::forget_recorded_calls); });
+      cuda::forget_recorded_calls_at_finalize();
       const auto state = std::make_shared<State>(recording);
       plan.replay = cuda::record_call(device, key, state, [&] {
         state->restart(recording);

@@ -25,6 +25,14 @@ CallKey call_key(const Queue&, const AView& A, std::array<int, 4> options) {
           options};
 }
 
+// The call as queued, with a state of its own: run_call's work where nothing is replayed.
+template <class State, class ExecSpace, class Queue, class Finish>
+auto run_queued(const ExecSpace& exec, const Queue& queue, const Finish& finish) {
+  const State state(exec);
+  queue(exec, state);
+  return finish(state);
+}
+
 // Queues a call's device work on exec, queue(space, state), and returns finish(state). State(space)
 // makes the device state that the work starts from (its memory and first values),
 // state.restart(space) makes it so again. key is empty where recording does not pay; otherwise a
@@ -37,9 +45,7 @@ auto run_call(const ExecSpace& exec, const std::optional<CallKey>& key, const Qu
   using Spec = Specialization<routine::recorded_call, ExecSpace>;
   if constexpr (Spec::available)
     if (key) return Spec::template run<State>(exec, *key, queue, finish);
-  const State state(exec);
-  queue(exec, state);
-  return finish(state);
+  return run_queued<State>(exec, queue, finish);
 }
 
 }  // namespace basalt::impl

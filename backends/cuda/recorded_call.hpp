@@ -49,11 +49,7 @@ struct Specialization<routine::recorded_call, Kokkos::Cuda> {
         queue(recording, *state);
       });
     }
-    if (!plan.replay) {
-      const State state(exec);
-      queue(exec, state);
-      return finish(state);
-    }
+    if (!plan.replay) return impl::run_queued<State>(exec, queue, finish);
     cuda::replay_call(device, *plan.replay, exec.cuda_stream());
     return finish(*static_cast<const State*>(plan.replay->state.get()));
   }

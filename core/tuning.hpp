@@ -100,11 +100,15 @@ struct Cholesky {
 // 3.05-3.09 / 4.89-4.92 with 512 (its trapezoid updates inside a panel are cuBLAS' herk and
 // gemm, so fewer of them pay), 8192 19.7 with 256 or 512 against 20.4-20.5 with 1024, 12288
 // 55.0-55.2 with 512 or 1024, 16384 120.5-120.6 with 1024 against 121.6-121.8.
+// With the call recorded and replayed (recorded_call.hpp; H100, two rounds, ms, 512 against
+// 1024), d 5120 2.706-2.710 / 2.697-2.710, 6144 3.710-3.736 / 3.656-3.714, 7168 5.041-5.057 /
+// 4.879-4.882; z 5120 6.84-6.87 / 6.80-6.85, 6144 10.04-10.10 / 9.82-9.88, 7168 14.49-14.51 /
+// 13.99-14.05.
 template <class ExecSpace, class T>
 Cholesky cholesky(int n) {
   if constexpr (is_gpu_v<ExecSpace>) {
     const int leaf = sizeof(T) > 8 ? 64 : 128;
-    int block = n < 8192 ? 512 : 1024;
+    int block = n < 6144 ? 512 : 1024;
     if constexpr (std::is_same_v<T, float>)
       block = n < 16384 ? 512 : 1024;
     else if constexpr (std::is_same_v<T, Kokkos::complex<float>>)

@@ -121,8 +121,8 @@ Cholesky cholesky(int n) {
 // potrf is recorded and replayed where the backend can (core/recorded_call.hpp) below this order.
 // A replay of the call's chain of kernels (H100, d, against the same call queued, two rounds)
 // took 1024 / 2048 / 3072 / 4096 from 0.346 / 0.753-0.757 / 1.240-1.251 / 1.893-1.904 ms to
-// 0.319-0.320 / 0.714-0.715 / 1.172-1.187 / 1.813-1.847, 6144 / 7168 from 3.88-3.94 / 5.21-5.24
-// to 3.72-3.74 / 5.04-5.09; 8192 (nb = 1024) ran at 6.71 either way (perf/NOTES.md, "potrf as a
+// 0.319-0.320 / 0.714-0.715 / 1.172-1.187 / 1.813-1.847, 6144 / 7168 (nb = 1024) from 3.84 /
+// 5.01-5.09 to 3.67 / 4.84-4.87; 8192 ran at 6.71 either way (perf/NOTES.md, "potrf as a
 // recorded call").
 inline constexpr int cholesky_recorded_below = 8192;
 

@@ -358,21 +358,6 @@ __device__ void solve_row_block(T (&x)[B], T* a, const T* d, int c0,
   for (int c = 0; c < B; ++c) a[c * tile_ld] = x[c];
 }
 
-// A row's columns after the B from c0 on (a its entry in column 0, stride tile_ld), less the
-// product of its solved entries x in those B columns with the rows of the diagonal tile d's L
-// below them, one later column a step of a rolled loop.
-template <class T, int B>
-__device__ void subtract_from_later_columns(T* a, const T (&x)[B], const T* d, int c0) {
-#pragma unroll 1
-  for (int c2 = c0 + B; c2 < tile; ++c2) {
-    T y = a[c2 * tile_ld];
-#pragma unroll
-    for (int c = 0; c < B; ++c)
-      y = ops::minus_product(y, x[c], ops::conjugate(d[c2 + (c0 + c) * tile_ld]));
-    a[c2 * tile_ld] = y;
-  }
-}
-
 // solve_row for a fully factored diagonal tile, in blocks of 8 columns: each block solved in
 // registers, then subtracted from the row's later columns in shared memory, one column a step of
 // a rolled loop; the same products in the same order. With it potrf in complex types ran 7-25%
@@ -384,7 +369,14 @@ __device__ void solve_row_in_blocks(T* a, const T* d, const ops::real_of_t<T>* r
   for (int c0 = 0; c0 < tile; c0 += b) {
     T x[b];
     solve_row_block(x, a + c0 * tile_ld, d, c0, reciprocal);
-    subtract_from_later_columns(a, x, d, c0);
+#pragma unroll 1
+    for (int c2 = c0 + b; c2 < tile; ++c2) {
+      T y = a[c2 * tile_ld];
+#pragma unroll
+      for (int c = 0; c < b; ++c)
+        y = ops::minus_product(y, x[c], ops::conjugate(d[c2 + (c0 + c) * tile_ld]));
+      a[c2 * tile_ld] = y;
+    }
   }
 }
 
@@ -515,7 +507,15 @@ __device__ void update_after_block(cuDoubleComplex* d, int c0, const cuDoubleCom
 #endif
 
 __device__ void update_after_block(cuFloatComplex* d, int c0, const cuFloatComplex (&x)[8]) {
-  subtract_from_later_columns(d + threadIdx.x % 32, x, d, c0);
+  const int i = threadIdx.x % 32;
+#pragma unroll 2
+  for (int c2 = c0 + 8; c2 < tile; ++c2) {
+    cuFloatComplex y = d[i + c2 * tile_ld];
+#pragma unroll
+    for (int c = 0; c < 8; ++c)
+      y = ops::minus_product(y, x[c], ops::conjugate(d[c2 + (c0 + c) * tile_ld]));
+    d[i + c2 * tile_ld] = y;
+  }
 }
 
 // Complex types factor a full diagonal tile 8 columns at a time. Real types' steps over all 32

@@ -498,7 +498,9 @@ __device__ void update_tile_part(T* out, const T* left, const T* right, int part
 #ifdef BASALT_CUDA_DOUBLE_MMA
 // The diagonal tile d's columns after the 8 from c0 on, less the product of those 8 columns
 // (lane i holding their row i in x) with their rows there: complex double by tensor cores,
-// complex single by a loop over the later columns, a row a lane.
+// complex single by a loop over the later columns, a row a lane. That loop is
+// solve_row_in_blocks' unrolled by two: through the solve's rolled copy potrf c ran 1.1-1.5%
+// slower at 2048 to 4096 (H100, two rounds; perf/NOTES.md, "potrf as a recorded call").
 __device__ void update_after_block(cuDoubleComplex* d, int c0, const cuDoubleComplex (&)[8]) {
 #pragma unroll 1
   for (int part = c0 / 8 + 1; part < tile / 8; ++part)

@@ -10,7 +10,7 @@ struct CallKey {
   const void* site;            // the driver and its scalar type (recorded_call.hpp's call_site)
   const void* data;            // the operand's first entry
   std::array<long, 4> layout;  // its extents and strides
-  std::array<int, 4> options;  // what else shapes the work: a triangle, block sizes
+  std::array<int, 5> options;  // what else shapes the work: a triangle, block sizes
 
   bool operator==(const CallKey& other) const {
     return site == other.site && data == other.data && layout == other.layout &&

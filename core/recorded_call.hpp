@@ -18,7 +18,7 @@ inline constexpr char call_site = 0;
 
 // The key of a call whose work depends on the matrix A's place and shape and on `options`.
 template <class Queue, class AView>
-CallKey call_key(const Queue&, const AView& A, std::array<int, 4> options) {
+CallKey call_key(const Queue&, const AView& A, std::array<int, 5> options) {
   return {&call_site<Queue>,
           A.data(),
           {long(A.extent(0)), long(A.extent(1)), long(A.stride(0)), long(A.stride(1))},

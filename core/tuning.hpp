@@ -75,6 +75,10 @@ struct Cholesky {
   int block;            // nb: columns of the outer blocked loop
   int panel_width;      // a panel (diagonal block and rows below) stops halving at this width
   int recursion_width;  // a leaf panel's diagonal block stops halving at this width
+  // A panel of at most this many rows, from its diagonal down, goes leaf by leaf instead of
+  // halving: each leaf's update of the next leaf's columns, then the next leaf, while its update
+  // of the panel's later columns runs beside them.
+  int leaf_look_ahead_rows;
 };
 
 // As lu(), for the same reason (herk and trsm near gemm's peak need wide blocks on a GPU). The
@@ -104,18 +108,27 @@ struct Cholesky {
 // 1024), d 5120 2.706-2.710 / 2.697-2.710, 6144 3.710-3.736 / 3.656-3.714, 7168 5.041-5.057 /
 // 4.879-4.882; z 5120 6.84-6.87 / 6.80-6.85, 6144 10.04-10.10 / 9.82-9.88, 7168 14.49-14.51 /
 // 13.99-14.05.
+//
+// Leaf by leaf below n = 6144 and up to 4096 rows, the rows to which the CUDA trapezoid kernel
+// takes the leaves' updates (taller ones go to cuBLAS, whose long-lived blocks hold SMs that the
+// next leaf waits for). Against halving in the same calls (H100, ms): d 3072 / 4096 1.164-1.187 /
+// 1.786-1.803 against 1.177-1.202 / 1.822-1.848 (six rounds), s 4096 1.731-1.742 against
+// 1.760-1.772, z 2048 / 3072 1.443-1.466 / 2.623-2.636 against 1.475-1.493 / 2.661-2.687; H200, d
+// 3072 / 4096 1.150 / 1.741-1.766 against 1.173-1.180 / 1.797-1.801; c the same (its panels are two
+// leaves). From 6144 (nb = 1024, eight leaves a panel) it lost: H200, d 8192 6.96 against 6.72, z
+// 6144 / 8192 9.85 / 19.24 against 9.78 / 18.98 (perf/NOTES.md, "potrf leaf by leaf").
 template <class ExecSpace, class T>
 Cholesky cholesky(int n) {
   if constexpr (is_gpu_v<ExecSpace>) {
-    const int leaf = sizeof(T) > 8 ? 64 : 128;
+    const int leaf = sizeof(T) > 8 ? 64 : 128, leaf_look_ahead_rows = n < 6144 ? 4096 : 0;
     int block = n < 6144 ? 512 : 1024;
     if constexpr (std::is_same_v<T, float>)
       block = n < 16384 ? 512 : 1024;
     else if constexpr (std::is_same_v<T, Kokkos::complex<float>>)
       block = n < 8192 ? 256 : n < 16384 ? 512 : 1024;
-    return {block, leaf, leaf};
+    return {block, leaf, leaf, leaf_look_ahead_rows};
   } else
-    return {128, 128, 16};
+    return {128, 128, 16, 0};
 }
 
 // potrf is recorded and replayed where the backend can (core/recorded_call.hpp) below this order.

@@ -63,7 +63,8 @@ int potrf_call(const ExecSpace& exec, Triangle uplo, const AView& A, tuning::Cho
   std::optional<CallKey> key;
   if (record)
     key = call_key(queue, A,
-                   {static_cast<int>(uplo), tune.block, tune.panel_width, tune.recursion_width});
+                   {static_cast<int>(uplo), tune.block, tune.panel_width, tune.recursion_width,
+                    tune.leaf_look_ahead_rows});
   return run_call<State>(exec, key, queue,
                          [&](const State& state) { return finish_potrf(exec, A, state); });
 }

@@ -41,7 +41,9 @@ struct Specialization<routine::recorded_call, Kokkos::Cuda> {
       // thread's cuBLAS handles for them.
       const Kokkos::Cuda recording = cuda::own_instance(device, cuda::OwnInstance::recording);
       cublas::handle(recording);
-      cublas::handle(cuda::own_instance(device, cuda::OwnInstance::recording_look_ahead));
+      for (const auto side :
+           {cuda::OwnInstance::recording_look_ahead, cuda::OwnInstance::recording_look_ahead_side})
+        cublas::handle(cuda::own_instance(device, side));
       cuda::forget_recorded_calls_at_finalize();
       const auto state = std::make_shared<State>(recording);
       plan.replay = cuda::record_call(device, key, state, [&] {

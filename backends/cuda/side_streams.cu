@@ -9,9 +9,11 @@ namespace {
 
 // The slots after the side streams'.
 constexpr int look_ahead = SideStreams::count, recording = look_ahead + 1,
-              recording_look_ahead = recording + 1, stream_slots = recording_look_ahead + 1;
+              recording_look_ahead = recording + 1, look_ahead_side = recording_look_ahead + 1,
+              recording_look_ahead_side = look_ahead_side + 1,
+              stream_slots = recording_look_ahead_side + 1;
 
-// The device's side streams, its look-ahead stream and its recording streams, made on first use
+// The device's side streams, its look-ahead streams and its recording streams, made on first use
 // and kept for the life of the process.
 const cudaStream_t* streams_of(int device) {
   static std::mutex mutex;
@@ -31,6 +33,10 @@ const cudaStream_t* streams_of(int device) {
     for (int k : {look_ahead, recording_look_ahead})
       BASALT_CUDA_CHECK(
           cudaStreamCreateWithPriority(&streams[device][k], cudaStreamNonBlocking, greatest));
+    const int next = greatest < least ? greatest + 1 : greatest;
+    for (int k : {look_ahead_side, recording_look_ahead_side})
+      BASALT_CUDA_CHECK(
+          cudaStreamCreateWithPriority(&streams[device][k], cudaStreamNonBlocking, next));
     BASALT_CUDA_CHECK(cudaSetDevice(current));
   }
   return streams[device];
@@ -96,6 +102,12 @@ cudaStream_t recording_stream(int device) { return streams_of(device)[recording]
 
 cudaStream_t recording_look_ahead_stream(int device) {
   return streams_of(device)[recording_look_ahead];
+}
+
+cudaStream_t look_ahead_side_stream(int device) { return streams_of(device)[look_ahead_side]; }
+
+cudaStream_t recording_look_ahead_side_stream(int device) {
+  return streams_of(device)[recording_look_ahead_side];
 }
 
 bool is_look_ahead(int device, cudaStream_t stream) {

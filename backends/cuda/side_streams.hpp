@@ -36,6 +36,12 @@ cudaStream_t look_ahead_stream(int device);
 cudaStream_t recording_stream(int device);
 cudaStream_t recording_look_ahead_stream(int device);
 
+// The look-ahead streams' own side streams, of the priority after theirs: for work beside a
+// panel that the panel waits for later (a Cholesky panel's updates beyond its next leaf, which
+// must not take the SMs its leaves need first).
+cudaStream_t look_ahead_side_stream(int device);
+cudaStream_t recording_look_ahead_side_stream(int device);
+
 // Whether stream is the device's look-ahead stream or its recording look-ahead stream.
 bool is_look_ahead(int device, cudaStream_t stream);
 

@@ -209,27 +209,32 @@ TEMPLATE_TEST_CASE("potrf factors A = L L^H and U^H U as LAPACK does", "[potrf]"
     }
 }
 
-// Look-ahead over many blocks (64 columns, leaf panels of 32, diagonal blocks of 16): each next
+// Look-ahead over many blocks (128 columns, leaf panels of 32, diagonal blocks of 16): each next
 // panel is factored on the side instance (on CUDA, its own stream) while exec updates the rest
-// of the trailing matrix; and a failure in a later block.
+// of the trailing matrix; and a failure in a later block. Panels halved, leaf by leaf (each
+// leaf's update of the panel's later columns on the side's side instance), and leaf by leaf
+// from 300 rows down.
 TEMPLATE_TEST_CASE("potrf with look-ahead over many blocks", "[potrf]", float, double,
                    Kokkos::complex<float>, Kokkos::complex<double>) {
   using T = TestType;
-  const tuning::Cholesky tune{64, 32, 16};
-  for (const int n : {300, 521})
-    for (Kind kind : {Kind::random, Kind::ill_conditioned})
-      for (Triangle uplo : {Triangle::lower, Triangle::upper}) {
-        CAPTURE(n, static_cast<int>(kind), name(uplo));
-        const auto a = make_spd<T>(n, kind);
-        const auto f = factor(a, uplo, tune);
-        CHECK(f.info == 0);
-        CHECK(cholesky_backward_error(a, uplo, f.f) < 30);
-      }
-  for (Triangle uplo : {Triangle::lower, Triangle::upper}) {
-    CAPTURE(name(uplo));
-    auto a = make_spd<T>(300, Kind::random);
-    a(200, 200) = T(-1);
-    CHECK(factor(a, uplo, tune).info == 201);
+  for (const int leaf_look_ahead_rows : {0, 300, 1 << 30}) {
+    CAPTURE(leaf_look_ahead_rows);
+    const tuning::Cholesky tune{128, 32, 16, leaf_look_ahead_rows};
+    for (const int n : {300, 521})
+      for (Kind kind : {Kind::random, Kind::ill_conditioned})
+        for (Triangle uplo : {Triangle::lower, Triangle::upper}) {
+          CAPTURE(n, static_cast<int>(kind), name(uplo));
+          const auto a = make_spd<T>(n, kind);
+          const auto f = factor(a, uplo, tune);
+          CHECK(f.info == 0);
+          CHECK(cholesky_backward_error(a, uplo, f.f) < 30);
+        }
+    for (Triangle uplo : {Triangle::lower, Triangle::upper}) {
+      CAPTURE(name(uplo));
+      auto a = make_spd<T>(300, Kind::random);
+      a(200, 200) = T(-1);
+      CHECK(factor(a, uplo, tune).info == 201);
+    }
   }
 }
 
@@ -522,7 +527,7 @@ TEMPLATE_TEST_CASE("cuda::potrf_panel equals portable::potrf_panel", "[potrf][cu
   for (const int w : {1, 33, 64, leaf, widest})
     for (const int below : {0, 1, 64, 65, 300, 8000, 20000}) {
       if (below >= 8000 && w != leaf) continue;  // the loop over further chunks, once
-      const Kokkos::Cuda fast_space = below == 8000 ? cuda::look_ahead_instance(exec) : exec;
+      const Kokkos::Cuda fast_space = below == 8000 ? cuda::side_instance(exec) : exec;
       std::vector<Case> cases = {{Failure::none, -1, false}, {Failure::negative, w / 2, false}};
       if (below < 8000) {
         for (const int column : {0, w - 1}) cases.push_back({Failure::negative, column, false});

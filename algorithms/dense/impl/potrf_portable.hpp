@@ -157,9 +157,43 @@ void apply_potrf_panel(const ExecSpace& exec, Triangle uplo, const PView& P, int
     portable::potrf_panel(exec, uplo, P, offset, state, recursion_width);
 }
 
+// The panel P (as portable::potrf_panel's) leaf by leaf (leaves of tune.panel_width columns), with
+// look-ahead by a leaf: each leaf's update of the next leaf's columns, then the next leaf, on
+// exec, while the leaf's update of the later columns runs on a side instance, which exec waits
+// for before the next leaf's update.
+template <class ExecSpace, class PView, class State>
+void factor_panel_by_leaves(const ExecSpace& exec, Triangle uplo, const PView& P, int offset,
+                            const State& state, tuning::Cholesky tune) {
+  const bool lower = uplo == Triangle::lower;
+  const int w = static_cast<int>(lower ? P.extent(1) : P.extent(0));
+  const int length = static_cast<int>(lower ? P.extent(0) : P.extent(1));
+  // P's rows `rows` and columns `cols` in lower terms: an upper panel's columns and rows.
+  const auto part = [&](std::pair<int, int> rows, std::pair<int, int> cols) {
+    return lower ? Kokkos::subview(P, rows, cols) : Kokkos::subview(P, cols, rows);
+  };
+  const SideSpace<ExecSpace> side(exec);
+  for (int first = 0; first < w; first += tune.panel_width) {
+    const int end = std::min(first + tune.panel_width, w);
+    const int next_end = std::min(end + tune.panel_width, w);
+    const auto leaf = std::make_pair(first, end);
+    apply_potrf_panel(exec, uplo, part(std::make_pair(first, length), leaf), offset + first, state,
+                      tune.recursion_width);
+    if (end == w) break;
+    side.join();  // the next leaf's columns have the earlier leaves' updates
+    if (next_end < w) {
+      const auto below_next = std::make_pair(next_end, length);
+      herk_trapezoid(side.fork(), uplo, part(below_next, leaf),
+                     part(below_next, std::make_pair(next_end, w)));
+    }
+    const auto below = std::make_pair(end, length);
+    herk_trapezoid(exec, uplo, part(below, leaf), part(below, std::make_pair(end, next_end)));
+  }
+}
+
 // The panel P (as portable::potrf_panel's), halved by columns down to tune.panel_width: the left
 // half, then the right half's rows from the diagonal down minus the left half's contribution
-// (herk_trapezoid), then the right half.
+// (herk_trapezoid), then the right half. Leaf by leaf instead where it has at most
+// tune.leaf_look_ahead_rows rows.
 template <class ExecSpace, class PView, class State>
 void factor_panel(const ExecSpace& exec, Triangle uplo, const PView& P, int offset,
                   const State& state, tuning::Cholesky tune) {
@@ -167,7 +201,10 @@ void factor_panel(const ExecSpace& exec, Triangle uplo, const PView& P, int offs
   const int w = static_cast<int>(lower ? P.extent(1) : P.extent(0));
   if (w <= tune.panel_width)
     return apply_potrf_panel(exec, uplo, P, offset, state, tune.recursion_width);
-  const int w1 = w / 2, length = static_cast<int>(lower ? P.extent(0) : P.extent(1));
+  const int length = static_cast<int>(lower ? P.extent(0) : P.extent(1));
+  if (length <= tune.leaf_look_ahead_rows)
+    return factor_panel_by_leaves(exec, uplo, P, offset, state, tune);
+  const int w1 = w / 2;
   const auto left = std::make_pair(0, w1), right = std::make_pair(w1, w);
   const auto rest = std::make_pair(w1, length);
   if (lower) {

@@ -22,22 +22,22 @@ inline void check(cublasStatus_t status, const char* call) {
 }
 
 // One handle per host thread and device, created on first use: cublasCreate costs far more than
-// a factorization of a small matrix. The handle follows the stream of each call; the look-ahead
-// streams have a handle of their own, since a handle's default workspace must not serve two
-// streams at once.
+// a factorization of a small matrix. The handle follows the stream of each call; each lane of
+// streams (side_streams.hpp: the look-ahead's, its side's, the rest) has a handle of its own,
+// since a handle's default workspace must not serve two streams at once.
 inline cublasHandle_t handle(const Kokkos::Cuda& exec) {
   struct Handles {
-    cublasHandle_t by_device[cuda::max_devices][2] = {};
+    cublasHandle_t by_device[cuda::max_devices][cuda::lanes] = {};
     ~Handles() {
-      for (auto& pair : by_device)
-        for (auto h : pair)
+      for (auto& by_lane : by_device)
+        for (auto h : by_lane)
           if (h) cublasDestroy(h);
     }
   };
   thread_local Handles handles;
   const int device = cuda::device_slot(exec.cuda_device());
-  const bool look_ahead = cuda::is_look_ahead(device, exec.cuda_stream());
-  cublasHandle_t& h = handles.by_device[device][look_ahead];
+  const int lane = static_cast<int>(cuda::lane_of(device, exec.cuda_stream()));
+  cublasHandle_t& h = handles.by_device[device][lane];
   if (!h) {
     int current = 0;
     BASALT_CUDA_CHECK(cudaGetDevice(&current));

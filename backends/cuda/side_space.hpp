@@ -25,7 +25,8 @@ enum class OwnInstance {
 
 inline Kokkos::Cuda own_instance(int device, OwnInstance which) {
   static std::mutex mutex;
-  static std::unique_ptr<Kokkos::Cuda> instances[max_devices][5];
+  static std::unique_ptr<Kokkos::Cuda>
+      instances[max_devices][static_cast<int>(OwnInstance::recording_look_ahead_side) + 1];
   const int slot = static_cast<int>(which);
   device_slot(device);
   std::lock_guard<std::mutex> lock(mutex);

@@ -110,8 +110,13 @@ cudaStream_t recording_look_ahead_side_stream(int device) {
   return streams_of(device)[recording_look_ahead_side];
 }
 
-bool is_look_ahead(int device, cudaStream_t stream) {
-  return stream == look_ahead_stream(device) || stream == recording_look_ahead_stream(device);
+Lane lane_of(int device, cudaStream_t stream) {
+  const cudaStream_t* streams = streams_of(device);
+  if (stream == streams[look_ahead] || stream == streams[recording_look_ahead])
+    return Lane::look_ahead;
+  if (stream == streams[look_ahead_side] || stream == streams[recording_look_ahead_side])
+    return Lane::look_ahead_side;
+  return Lane::main;
 }
 
 }  // namespace basalt::cuda

@@ -42,8 +42,18 @@ cudaStream_t recording_look_ahead_stream(int device);
 cudaStream_t look_ahead_side_stream(int device);
 cudaStream_t recording_look_ahead_side_stream(int device);
 
+// Which of the work that may run at once a stream carries: the look-ahead's (its stream or the
+// recording one), the look-ahead's side's (likewise), or the rest (the caller's, the recording
+// stream, the side streams). Work on different lanes may need resources of its own (a cuBLAS
+// handle's workspace).
+enum class Lane { main, look_ahead, look_ahead_side };
+constexpr int lanes = static_cast<int>(Lane::look_ahead_side) + 1;
+Lane lane_of(int device, cudaStream_t stream);
+
 // Whether stream is the device's look-ahead stream or its recording look-ahead stream.
-bool is_look_ahead(int device, cudaStream_t stream);
+inline bool is_look_ahead(int device, cudaStream_t stream) {
+  return lane_of(device, stream) == Lane::look_ahead;
+}
 
 // `waiting` waits for the work queued on `on` so far.
 void wait_for(cudaStream_t waiting, cudaStream_t on);

@@ -68,6 +68,10 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
   app.add_option("--recursion-width", o.recursion_width,
                  "getrf, potrf, geqrf: width at which the recursive panel stops halving")
       ->check(CLI::PositiveNumber);
+  app.add_option("--leaf-rows", o.leaf_rows,
+                 "potrf: panels of at most this many rows go leaf by leaf (0: none) instead of "
+                 "the library's tuning")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--queued", o.queued,
                "potrf: queue every call's work, none recorded and replayed as a CUDA graph");
   app.add_flag("--breakdown", o.breakdown,

@@ -87,8 +87,8 @@ struct PotrfCases {
     return a;
   }
 
-  // basalt::potrf, or the same under the tuning that --nb and --recursion-width (the leaf panel's
-  // width and its diagonal block's) give; --queued leaves every call unrecorded.
+  // basalt::potrf, or the same under the tuning that --nb, --recursion-width (the leaf panel's
+  // width and its diagonal block's) and --leaf-rows give; --queued leaves every call unrecorded.
   template <class Exec>
   static void factor(const Context& ctx, const Exec& exec, const Matrix<T>& A) {
     const Options& o = ctx.options;
@@ -96,6 +96,7 @@ struct PotrfCases {
     tuning::Cholesky tune = tuning::cholesky<Exec, T>(n);
     if (o.nb) tune.block = o.nb;
     if (o.recursion_width) tune.panel_width = tune.recursion_width = o.recursion_width;
+    if (o.leaf_rows >= 0) tune.leaf_look_ahead_rows = o.leaf_rows;
     impl::potrf_call(exec, Triangle::lower, A, tune,
                      !o.queued && n < tuning::cholesky_recorded_below);
   }

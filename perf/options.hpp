@@ -22,9 +22,9 @@ struct Options {
   bool breakdown = false;
   bool queued = false;  // potrf: no call recorded (core/recorded_call.hpp)
   int nb = 0,
-      recursion_width = 0;      // getrf, potrf, geqrf: 0 is the library's tuning (core/tuning.hpp)
-  int leaf_rows = -1;           // potrf: panels of at most this many rows leaf by leaf; -1: tuning's
-  bool variable = false;        // batched routines: sizes drawn from 1..n per matrix
+      recursion_width = 0;  // getrf, potrf, geqrf: 0 is the library's tuning (core/tuning.hpp)
+  int leaf_rows = -1;       // potrf: panels of at most this many rows leaf by leaf; -1: tuning's
+  bool variable = false;    // batched routines: sizes drawn from 1..n per matrix
   bool kokkos_kernels = false;  // getrf_batched: KokkosBatched's SerialLU as the comparison
 
   // spmv, spmm: the format (csr, ell, sellp), SELL-P's slice height and width multiple, and

@@ -683,14 +683,17 @@ __device__ void load_block_and_chunk(const Tiles<T>& s, const PanelRef<T>& panel
   if (rows > 0) copy_chunk<T, Width, false>(s, panel, first_row, rows, w);
 }
 
-// f(std::integral_constant<int, Width>{}): Width the diagonal block's tiles a side where w is the
-// leaf width potrf's tuning makes for T (128 columns, 64 in complex double), which the whole-tile
-// loads and stores take; else 0.
-template <class T, class F>
+// The diagonal block's tiles a side at the leaf width potrf's tuning makes for T (128 columns,
+// 64 in complex double), which the whole-tile loads and stores take.
+template <class T>
+constexpr int whole_leaf_tiles = sizeof(T) > 8 ? 2 : 4;
+
+// f(std::integral_constant<int, Width>{}): Width whole_leaf_tiles<T> where w is that width
+// (always, in the kernel for the common shape), else 0.
+template <class T, bool CommonShape, class F>
 __device__ void with_whole_width(int w, const F& f) {
-  constexpr int leaf_tiles = sizeof(T) > 8 ? 2 : 4;
-  if (w == leaf_tiles * tile)
-    f(std::integral_constant<int, leaf_tiles>{});
+  if (CommonShape || w == whole_leaf_tiles<T> * tile)
+    f(std::integral_constant<int, whole_leaf_tiles<T>>{});
   else
     f(std::integral_constant<int, 0>{});
 }
@@ -723,19 +726,25 @@ __device__ void solve_rows(const Tiles<T>& s, int K, int r0, int end, int w, int
     solve_tile_row(row_in_tile_column(s, r, w, K), s.at(K, K), factored, reciprocal);
 }
 
-template <class T>
+// CommonShape: the launch is a leaf of whole_leaf_tiles<T> tiles whose rows below take one chunk
+// a block at most, and Lower says its triangle. The kernel for it leaves out the tile-by-tile
+// loads, the loop over further chunks and the other triangle's loads and stores, which the
+// kernel for every other shape holds (its Lower unused): the leaves of potrf d 4096 took 3008 us
+// with them, 2597 without the first two, 2390 without all three (H100, Nsight Compute, 64
+// leaves; perf/NOTES.md, potrf).
+template <class T, bool CommonShape, bool Lower = false>
 __global__ void __launch_bounds__(panel_threads)
     factor_panel(T* a, int w, int rows_below, int chunk_tiles, std::int64_t lda, bool lower,
                  int offset, int* info, T* failed_diagonal, BlockCounters* counters) {
   using Real = ops::real_of_t<T>;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  const int tiles = (w + tile - 1) / tile;
+  const int tiles = CommonShape ? whole_leaf_tiles<T> : (w + tile - 1) / tile;
   const Tiles<T> s{reinterpret_cast<T*>(shared_bytes), tiles, chunk_tiles};
   T* columns = s.end();
   auto* reciprocal = reinterpret_cast<Real*>(columns + 2 * tile);
   int& factored_in_tile = *reinterpret_cast<int*>(reciprocal + tiles * tile);
   int& block_flag = (&factored_in_tile)[1];
-  const PanelRef<T> panel{a, lda, lower};
+  const PanelRef<T> panel{a, lda, CommonShape ? Lower : lower};
   const int tid = threadIdx.x;
   const int chunk_rows = s.chunk_rows(), chunks = (rows_below + chunk_rows - 1) / chunk_rows;
   const auto rows_of_chunk = [&](int chunk) {
@@ -747,7 +756,7 @@ __global__ void __launch_bounds__(panel_threads)
   if (!earlier_failure) {
     // The block's first chunk is solved column by column as the diagonal block is factored.
     const int rows = blockIdx.x < chunks ? rows_of_chunk(blockIdx.x) : 0;
-    with_whole_width<T>(w, [&](auto width) {
+    with_whole_width<T, CommonShape>(w, [&](auto width) {
       load_block_and_chunk<T, width>(s, panel, w, w + blockIdx.x * chunk_rows, rows);
     });
     if (gridDim.x > 1) signals::signal(&counters->loaded);
@@ -800,11 +809,11 @@ __global__ void __launch_bounds__(panel_threads)
     }
     __syncthreads();
     if (rows > 0)
-      with_whole_width<T>(w, [&](auto width) {
+      with_whole_width<T, CommonShape>(w, [&](auto width) {
         copy_chunk<T, width, true>(s, panel, w + blockIdx.x * chunk_rows, rows, w);
       });
     // Further chunks against the finished diagonal block, up to its first unfactored column.
-    for (int chunk = blockIdx.x + gridDim.x; chunk < chunks; chunk += gridDim.x) {
+    for (int chunk = blockIdx.x + gridDim.x; !CommonShape && chunk < chunks; chunk += gridDim.x) {
       const int chunk_rows_here = rows_of_chunk(chunk);
       __syncthreads();  // the chunk tiles have been stored
       // By the loop: whole tiles here as well gave double's kernel 204 registers against 186 (a
@@ -912,7 +921,9 @@ void potrf_panel(int device, cudaStream_t stream, T* panel, int* info, T* failed
   if (p.w > width_limit(device, below ? 1 : 0, sizeof(T)))
     throw std::invalid_argument("basalt: cuda potrf_panel: the panel exceeds the kernel's width");
   const int tiles = (p.w + tile - 1) / tile, limit = shared_limit(device);
-  const auto kernel = factor_panel<T>;
+  // The general kernel for the occupancy: the common shape's holds a part of its code, so it
+  // fits as many blocks.
+  const auto kernel = factor_panel<T, false>;
   BASALT_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
   // Each block factors the diagonal block once, so the rows below go to at most the blocks
@@ -940,7 +951,15 @@ void potrf_panel(int device, cudaStream_t stream, T* panel, int* info, T* failed
   // operation more on the chain of leaves (potrf d 4096 on an H100 2.10-2.12 -> 2.05-2.06 ms).
   BlockCounters* counters =
       blocks > 1 ? reinterpret_cast<BlockCounters*>(stream_counters(device, stream)) : nullptr;
-  kernel<<<blocks, panel_threads, shared_bytes_for(tiles, chunk_tiles, sizeof(T)), stream>>>(
+  const bool common_shape = p.w == whole_leaf_tiles<T> * tile &&
+                            std::int64_t(blocks) * chunk_tiles * tile >= p.rows_below;
+  const auto launched = !common_shape ? kernel
+                        : p.lower     ? factor_panel<T, true, true>
+                                      : factor_panel<T, true, false>;
+  if (common_shape)
+    BASALT_CUDA_CHECK(
+        cudaFuncSetAttribute(launched, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
+  launched<<<blocks, panel_threads, shared_bytes_for(tiles, chunk_tiles, sizeof(T)), stream>>>(
       panel, p.w, p.rows_below, chunk_tiles, p.lda, p.lower, p.offset, info, failed_diagonal,
       counters);
   BASALT_CUDA_CHECK_LAUNCH();

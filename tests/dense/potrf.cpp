@@ -460,8 +460,7 @@ TEMPLATE_TEST_CASE("cuda::potf2 equals portable::potf2", "[potrf][cuda]", float,
         Block fast("fast", n, n), reference("reference", n, n);
         Kokkos::deep_copy(fast, a);
         Kokkos::deep_copy(reference, a);
-        const impl::CholeskyState<Kokkos::Cuda, T> fast_state{Kokkos::Cuda()},
-            reference_state{Kokkos::Cuda()};
+        const impl::CholeskyState<Kokkos::Cuda, T> fast_state{exec}, reference_state{exec};
         if (c.earlier_failure) {
           Kokkos::deep_copy(fast_state.info, 2);
           Kokkos::deep_copy(reference_state.info, 2);
@@ -564,8 +563,10 @@ TEMPLATE_TEST_CASE("cuda::potrf_panel equals portable::potrf_panel", "[potrf][cu
           const auto panel_rows = std::make_pair(1, 1 + rows);
           const auto fast = Kokkos::subview(fast_storage, panel_rows, Kokkos::ALL);
           const auto reference = Kokkos::subview(reference_storage, panel_rows, Kokkos::ALL);
-          const impl::CholeskyState<Kokkos::Cuda, T> fast_state{Kokkos::Cuda()},
-              reference_state{Kokkos::Cuda()};
+          // Each state on the instance that uses it: the state's info = 0 is a kernel, which
+          // the look-ahead instance's higher priority could otherwise overtake (the cases of
+          // 8000 rows failed so when other processes shared the GPU).
+          const impl::CholeskyState<Kokkos::Cuda, T> fast_state{fast_space}, reference_state{exec};
           if (c.earlier_failure) {
             Kokkos::deep_copy(fast_state.info, 2);
             Kokkos::deep_copy(reference_state.info, 2);

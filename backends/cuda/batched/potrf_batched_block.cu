@@ -164,8 +164,13 @@ __device__ void subtract_tile_product(const warp::Located<double>& a, bool lower
     });
   };
   each_stored([](double& value, const double& element) { value = element; });
-  if (earlier) mma::subtract_product_32x32(sum, earlier + p_tile, earlier + q_tile, earlier_pitch);
-  mma::subtract_product_32x32(sum, l21 + p_tile, l21 + q_tile, pitch);
+  // m8n8k4: with m16n8k8 the kernels spilled 168-184 bytes within their register bound, and
+  // potrf_batched d of 2000 matrices ran slower (H200, 64 / 256: 0.096 / 2.02 ms against 0.077 /
+  // 1.63; perf/NOTES.md, potrf).
+  constexpr auto shape = mma::Shape::m8n8k4;
+  if (earlier)
+    mma::subtract_product_32x32<32, shape>(sum, earlier + p_tile, earlier + q_tile, earlier_pitch);
+  mma::subtract_product_32x32<32, shape>(sum, l21 + p_tile, l21 + q_tile, pitch);
   each_stored([](const double& value, double& element) { element = value; });
 }
 #endif

@@ -126,8 +126,12 @@ int main(int argc, char** argv) {
         std::cerr << "basalt-perf: no energy counter can be read here; energy_j is n/a\n";
       ctx.energy = energy.get();
     }
-    std::printf("# basalt-perf on %s (%s), median of %d runs\n", ctx.device.c_str(),
-                ctx.backend.c_str(), options->niter);
+    if (options->back_to_back)
+      std::printf("# basalt-perf on %s (%s), median of 5 rounds of %d calls back to back\n",
+                  ctx.device.c_str(), ctx.backend.c_str(), options->niter);
+    else
+      std::printf("# basalt-perf on %s (%s), median of %d runs\n", ctx.device.c_str(),
+                  ctx.backend.c_str(), options->niter);
     print_header();
     std::vector<Row> rows;
     for (size_t p = 0; p < options->precisions.size(); ++p) {

@@ -16,6 +16,7 @@ struct Options {
   std::string matrix_file;
   int niter = 5;
   bool check = false;
+  bool back_to_back = false;  // calls timed back to back, one fence for all (throughput)
   bool vendor = false;
   bool energy = false;
   bool portable = false;

@@ -133,14 +133,17 @@ fi
 
 if wants batched; then
 echo "== batched factorizations beside cuBLAS/cuSOLVER (d), then Kokkos Kernels' SerialLU, variable sizes"
+# Each call fenced alone, then back to back (the vendor baseline's method: ../shared/baselines).
 for n in 8 16 32 64 128 256 384 512; do
   batch=20000; [ $n -ge 64 ] && batch=5000; [ $n -ge 256 ] && batch=1000
   for r in getrf_batched potrf_batched geqrf_batched; do
     "$perf" --routine $r --prec d --n $n --batch $batch --niter 5 --vendor --check 2>/dev/null |
       grep -v "^#\|^routine" >> "$out/batched.txt" || status=1
+    "$perf" --routine $r --prec d --n $n --batch $batch --niter 10 --vendor --back-to-back \
+      2>/dev/null | grep -v "^#\|^routine" >> "$out/batched-back-to-back.txt" || status=1
   done
 done
-cat "$out/batched.txt"
+cat "$out/batched.txt" "$out/batched-back-to-back.txt"
 step batched-kk "$perf" --routine getrf_batched --prec d --n 8:32:8 --batch 20000 --niter 5 --kokkos-kernels
 # Variable sizes: the vendor columns hold a fixed batch of the same flops (fixed time over ours).
 # 2000 matrices run in one wave, where the largest member's latency sets the time; 20000 in many.

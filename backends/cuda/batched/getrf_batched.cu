@@ -193,12 +193,18 @@ __device__ void getrf_segments_of_block(const DeviceBatch<T>& batch, const Devic
 // 200000 matrices of 28 x 28 took 1.44 ms against 1.54, of 24 x 24 1.01 against 1.12, and 32
 // gained 3.5% but lost 5% with 20000 matrices, so it kept four; with them (spilling 16 / 32 / 52
 // bytes at 24 / 28 / 32), 32 x 32 took 1.64 ms against 1.67 with 200000 matrices and 0.204-0.207
-// against 0.193-0.216 with 20000 (H200).
-template <class T, int N>
-constexpr int getrf_warp_min_blocks = (std::is_same_v<T, double> && N >= 24) ? 5 : 0;
+// against 0.193-0.216 with 20000 (H200). The full 8 x 8 kernel in double is held to ten (48
+// registers against 56, spilling 32 bytes), so that 20000 matrices take one wave of 132
+// multiprocessors (1250 blocks, where nine an SM held 1188): 10.7 us against 12.2 (H200, Nsight
+// Compute).
+template <class T, int N, bool Full = false>
+constexpr int getrf_warp_min_blocks = !std::is_same_v<T, double> ? 0
+                                      : N >= 24                  ? 5
+                                      : N == 8 && Full           ? 10
+                                                                 : 0;
 
 template <class T, int N, bool Full>
-__global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, N>)
+__global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, N, Full>)
     getrf_warp(const __grid_constant__ DeviceBatch<T> batch,
                const __grid_constant__ DeviceBatch<int> pivots, int* info, std::int64_t info_stride,
                int count) {

@@ -126,12 +126,13 @@ int main(int argc, char** argv) {
         std::cerr << "basalt-perf: no energy counter can be read here; energy_j is n/a\n";
       ctx.energy = energy.get();
     }
-    if (options->back_to_back)
-      std::printf("# basalt-perf on %s (%s), median of 5 rounds of %d calls back to back\n",
-                  ctx.device.c_str(), ctx.backend.c_str(), options->niter);
-    else
-      std::printf("# basalt-perf on %s (%s), median of %d runs\n", ctx.device.c_str(),
-                  ctx.backend.c_str(), options->niter);
+    const std::string timing = options->back_to_back
+                                   ? "median of " + std::to_string(Options::back_to_back_rounds) +
+                                         " rounds of " + std::to_string(options->niter) +
+                                         " calls back to back"
+                                   : "median of " + std::to_string(options->niter) + " runs";
+    std::printf("# basalt-perf on %s (%s), %s\n", ctx.device.c_str(), ctx.backend.c_str(),
+                timing.c_str());
     print_header();
     std::vector<Row> rows;
     for (size_t p = 0; p < options->precisions.size(); ++p) {

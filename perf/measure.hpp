@@ -55,7 +55,7 @@ inline Timing measure(const Context& ctx, const std::function<void()>& prepare,
       Kokkos::fence();
       return timer.seconds();
     };
-    for (int round = 0; round < 5; ++round) {
+    for (int round = 0; round < Options::back_to_back_rounds; ++round) {
       const double calls = enqueued(true), restores = enqueued(false);
       seconds.push_back((calls - restores) / ctx.options.niter);
     }

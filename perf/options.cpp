@@ -61,7 +61,8 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
   app.add_flag("--check", o.check, "compute the residual of every case");
   app.add_flag("--back-to-back", o.back_to_back,
                "time --niter calls enqueued back to back with one fence for all, less as many "
-               "input restores alone (the vendor baseline's method), the median of five rounds");
+               "input restores alone (the vendor baseline's method), the median of " +
+                   std::to_string(Options::back_to_back_rounds) + " rounds");
   app.add_flag("--vendor", o.vendor, "time the vendor library in the same run");
   app.add_flag("--energy", o.energy, "read the energy counters (NVML, RAPL)");
   app.add_flag("--portable", o.portable, "force the portable implementation");

@@ -17,6 +17,7 @@ struct Options {
   int niter = 5;
   bool check = false;
   bool back_to_back = false;  // calls timed back to back, one fence for all (throughput)
+  static constexpr int back_to_back_rounds = 5;  // the median of these is reported
   bool vendor = false;
   bool energy = false;
   bool portable = false;

@@ -176,30 +176,115 @@ __device__ __forceinline__ bool has_normal_reciprocal(T d) {
     return largest >= DBL_MIN && largest <= 0x1p1020;
 }
 
-// x's sum of squares, x the rows of col past j. Four partial sums: a shorter chain of dependent
-// additions on the step's critical path. Real sums of squares as one multiply-add each.
-template <class T, int K>
-__device__ __forceinline__ ops::real_of_t<T> squares_below(const T (&col)[K], int j) {
+// x's sum of squares, x the rows of col past j. Rolled (j not a constant): over the rows from
+// `first` (<= j, a constant) on, those up to j as zeros. Four partial sums: a shorter chain of
+// dependent additions on the step's critical path. Real sums of squares as one multiply-add each.
+template <bool Rolled, class T, int K>
+__device__ __forceinline__ ops::real_of_t<T> squares_below(const T (&col)[K], int j, int first) {
   using Real = ops::real_of_t<T>;
   constexpr bool complex = ops::is_complex<T>;
   Real partial[4] = {};
 #pragma unroll
-  for (int k = 0; k < K; ++k) {
-    if (k <= j) continue;
-    const Real re = ops::real_part(col[k]), im = ops::imag_part(col[k]);
+  for (int k = first; k < K; ++k) {
+    if (!Rolled && k <= j) continue;
+    const T x = !Rolled || k > j ? col[k] : T{};
+    const Real re = ops::real_part(x), im = ops::imag_part(x);
     partial[k % 4] += re * re;
     if (complex) partial[k % 4] += im * im;
   }
   return (partial[0] + partial[1]) + (partial[2] + partial[3]);
 }
 
-// larfg on column j, held whole by the calling lane (col: its rows), x as the lane has already
-// written it to the tile. Inlined into the unrolled loop over j, so that every index of col is a
-// constant.
+// larfg on column j, held whole by the calling lane, x as the lane has already written it to the
+// tile; rolled, from the rows from `first` (<= j) on, as squares_below.
+template <bool Rolled, class T, int N>
+__device__ __forceinline__ void reflector(const T (&col)[N], const T* x_in_tile, int j, int first,
+                                          T& tau, T& divisor, ops::real_of_t<T>& beta) {
+  T alpha{};
+#pragma unroll
+  for (int i = first; i < N; ++i)
+    if (i == j) alpha = col[i];
+  reflector_from_squares<T, N>(squares_below<Rolled>(col, j, first), alpha, x_in_tile, j, tau,
+                               divisor, beta);
+}
+
+// Whether the warp kernel takes its steps in rolled phases of geqrf_phase_steps: complex double
+// from 21 rows. Unrolled, each step's code is its own, and the kernel's code outgrows what the
+// multiprocessor's instruction cache keeps (perf/NOTES.md, "QR's steps without divisions"). A
+// phase's rows run from its first step's, the rows above a step taking part with v = 0: more
+// work a step, which in the other types cost more than the fetches saved (perf/NOTES.md, "QR's
+// warp kernel in rolled phases").
 template <class T, int N>
-__device__ __forceinline__ void reflector(const T (&col)[N], const T* x_in_tile, int j, T& tau,
-                                          T& divisor, ops::real_of_t<T>& beta) {
-  reflector_from_squares<T, N>(squares_below(col, j), col[j], x_in_tile, j, tau, divisor, beta);
+constexpr bool geqrf_rolled_steps = N > 20 && std::is_same_v<T, cuDoubleComplex>;
+constexpr int geqrf_phase_steps = 8;
+
+// Step j of geqrf_columns on the calling lane's column col (tile: the segment's, tau: the
+// matrix's, stored where stores_tau). Unrolled (j a constant), over the rows from j on, with v(j)
+// = 1 a constant. Rolled, over the rows from `first` (<= j, a constant) on: the tile's column j
+// then holds v with v(j) = 1 and zeros above, so that rows first .. j - 1 take part unchanged (x
+// - 0 w = x for finite w; a NaN or Inf in w reaches them too, as in the column-pair kernel) and
+// no row is tested against j. The loops over rows start at `first`: from 0 with a test, their
+// bounds constant, the compiler unrolled them before the loop over steps, which it then left
+// rolled from 28 rows (j not a constant: twice the time).
+template <bool Rolled, int S, class T, int N>
+__device__ __forceinline__ void geqrf_columns_step(T (&col)[N], T* tile,
+                                                   const warp::Located<T>& tau, bool stores_tau,
+                                                   int j, int first, int lane, int m, int steps) {
+  // Column j of the tile is written only at step j (x by lane j, then v by each lane in its
+  // own row), each time before a barrier after which the others read it; no element is
+  // written again once another lane has read it.
+  T* const v = tile + j * (S + 1);
+  T t{}, divisor{};
+  if (lane == j) {
+#pragma unroll
+    for (int i = first; i < N; ++i)  // x below row j, or the output if H(j) = I
+      if (Rolled || i > j) v[i] = col[i];
+    ops::real_of_t<T> beta;
+    reflector<Rolled>(col, v, j, first, t, divisor, beta);
+    if (j < steps && stores_tau) tau.base[j * tau.row_stride] = t;
+    if (j < steps && !ops::is_zero(t)) {
+#pragma unroll
+      for (int i = first; i < N; ++i)
+        if (i == j) col[i] = ops::make_scalar<T>(beta);
+    }
+    if constexpr (Rolled) {
+      // v(j) = 1 and zeros above it. (Selected in the loop above, row by row, they took the
+      // 24-row kernel in double from 126 registers to 190.)
+#pragma unroll 1
+      for (int i = first; i < j; ++i) v[i] = T{};
+      v[j] = ops::make_scalar<T>(1);
+    }
+  }
+  t = warp::shuffle<S>(t, j);
+  divisor = warp::shuffle<S>(divisor, j);
+  const bool reflect = j < steps && !ops::is_zero(t);  // tau is zero exactly when H(j) = I
+  __syncwarp();
+  // Each entry divided, not multiplied by a reciprocal that could overflow.
+  if (reflect && lane > j && lane < m) v[lane] = divide_inline_or_call(v[lane], divisor);
+  __syncwarp();
+  // w = v^H A(first:m, c), then A(first:m, c) -= v conj(tau) w.
+  const bool update = reflect && lane > j;
+  T scaled_w{};
+  if (update) {
+    T w[2] = {};  // two partial sums, for the same reason as in reflector
+#pragma unroll
+    for (int i = first; i < N; ++i) {
+      w[i % 2] = !Rolled && i == j  // unrolled, row j comes first
+                     ? col[i]
+                     : ops::add(w[i % 2], ops::multiply(ops::conjugate(v[i]), col[i]));
+    }
+    scaled_w = ops::multiply(ops::conjugate(t), ops::add(w[0], w[1]));
+  }
+  // v read again below rather than held in registers from the loop above: S more values in
+  // registers (4 S registers in complex double) would cost more warps per multiprocessor than
+  // the loads cost.
+  __syncwarp();
+  if (update) {
+#pragma unroll
+    for (int i = first; i < N; ++i)
+      col[i] =
+          ops::minus_product(col[i], !Rolled && i == j ? ops::make_scalar<T>(1) : v[i], scaled_w);
+  }
 }
 
 // The portable team kernel's geqr2, lane c of a segment owning column c. Step j: lane j forms
@@ -208,9 +293,10 @@ __device__ __forceinline__ void reflector(const T (&col)[N], const T* x_in_tile,
 // and updates its column: no reductions across lanes. Rows and columns past the matrix are
 // zero, so the loops over them run to N, the size class (in segments of S lanes, the power of
 // two that holds N); the steps stop after the warp's last (the tile's columns past it are then
-// stale only below the diagonal, outside the matrices). Control flow around the shuffles and
-// __syncwarp is the same on every lane of the warp; lanes branch only around their own
-// arithmetic. Full: every matrix N x N (warp::full_size_class).
+// stale only below the diagonal, outside the matrices); unrolled, or in rolled phases
+// (geqrf_rolled_steps). Control flow around the shuffles and __syncwarp is the same on every
+// lane of the warp; lanes branch only around their own arithmetic. Full: every matrix N x N
+// (warp::full_size_class).
 template <class T, int N, bool Full>
 __global__ void __launch_bounds__(threads_per_block)
     geqrf_columns(DeviceBatch<T> batch, DeviceBatch<T> taus, int count) {
@@ -244,47 +330,27 @@ __global__ void __launch_bounds__(threads_per_block)
 #pragma unroll
   for (int i = 0; i < N; ++i) col[i] = tile[lane * (S + 1) + i];
 
+  const bool stores_tau = !Full || b >= 0;
+  if constexpr (geqrf_rolled_steps<T, N>) {
+    // Phases' first steps as constants; within a phase the steps are a loop.
+    const auto phase = [&](auto first_step) {
+      constexpr int F = decltype(first_step)::value;
+      if constexpr (F < N) {
+#pragma unroll 1
+        for (int j = F; j < min(F + geqrf_phase_steps, warp_steps); ++j)
+          geqrf_columns_step<true, S>(col, tile, tau, stores_tau, j, F, lane, m, steps);
+      }
+    };
+    static_assert(N <= 4 * geqrf_phase_steps);
+    phase(std::integral_constant<int, 0>{});
+    phase(std::integral_constant<int, geqrf_phase_steps>{});
+    phase(std::integral_constant<int, 2 * geqrf_phase_steps>{});
+    phase(std::integral_constant<int, 3 * geqrf_phase_steps>{});
+  } else {
 #pragma unroll
-  for (int j = 0; j < N; ++j) {
-    if (j == warp_steps) break;
-    // Column j of the tile is written only at step j (x by lane j, then v by each lane in its
-    // own row), each time before a barrier after which the others read it; no element is
-    // written again once another lane has read it.
-    T* const v = tile + j * (S + 1);
-    T t{}, divisor{};
-    if (lane == j) {
-#pragma unroll
-      for (int i = j + 1; i < N; ++i) v[i] = col[i];  // x, or the output if H(j) = I
-      ops::real_of_t<T> beta;
-      reflector(col, v, j, t, divisor, beta);
-      if (j < steps && (!Full || b >= 0)) tau.base[j * tau.row_stride] = t;
-      if (j < steps && !ops::is_zero(t)) col[j] = ops::make_scalar<T>(beta);
-    }
-    t = warp::shuffle<S>(t, j);
-    divisor = warp::shuffle<S>(divisor, j);
-    const bool reflect = j < steps && !ops::is_zero(t);  // tau is zero exactly when H(j) = I
-    __syncwarp();
-    // Each entry divided, not multiplied by a reciprocal that could overflow.
-    if (reflect && lane > j && lane < m) v[lane] = divide_inline_or_call(v[lane], divisor);
-    __syncwarp();
-    // w = v^H A(j:m, c), v(j) = 1, then A(j:m, c) -= v conj(tau) w.
-    const bool update = reflect && lane > j;
-    T scaled_w{};
-    if (update) {
-      T w[2] = {col[j], T{}};  // two partial sums, for the same reason as in reflector
-#pragma unroll
-      for (int i = j + 1; i < N; ++i)
-        w[i % 2] = ops::add(w[i % 2], ops::multiply(ops::conjugate(v[i]), col[i]));
-      scaled_w = ops::multiply(ops::conjugate(t), ops::add(w[0], w[1]));
-      col[j] = ops::minus_product(col[j], ops::make_scalar<T>(1), scaled_w);
-    }
-    // v read again below rather than held in registers from the loop above: S more values in
-    // registers (4 S registers in complex double) would cost more warps per multiprocessor than
-    // the loads cost.
-    __syncwarp();
-    if (update) {
-#pragma unroll
-      for (int i = j + 1; i < N; ++i) col[i] = ops::minus_product(col[i], v[i], scaled_w);
+    for (int j = 0; j < N; ++j) {
+      if (j == warp_steps) break;
+      geqrf_columns_step<false, S>(col, tile, tau, stores_tau, j, j, lane, m, steps);
     }
   }
 

@@ -209,14 +209,27 @@ __device__ __forceinline__ void reflector(const T (&col)[N], const T* x_in_tile,
 }
 
 // Whether the warp kernel takes its steps in rolled phases of geqrf_phase_steps: complex double
-// from 21 rows. Unrolled, each step's code is its own, and the kernel's code outgrows what the
-// multiprocessor's instruction cache keeps (perf/NOTES.md, "QR's steps without divisions"). A
-// phase's rows run from its first step's, the rows above a step taking part with v = 0: more
-// work a step, which in the other types cost more than the fetches saved (perf/NOTES.md, "QR's
-// warp kernel in rolled phases").
+// from 21 rows, complex single from 29. Unrolled, each step's code is its own, and the complex
+// kernels' is the largest (the instruction cache was the likely limit of double's from 29 rows,
+// perf/NOTES.md, "QR's steps without divisions"). A phase's rows run from its first step's, the
+// rows above a step taking part with v = 0: more work a step, which elsewhere cost more than the
+// code saved (perf/NOTES.md, "QR's warp kernel in rolled phases"). Phases of 4 steps from 25
+// rows, 8 below (complex double, 20000 matrices: 32 x 32 0.98 ms against 1.05 with 8, 24 x 24
+// 0.61 against 0.64 with 4; H200).
 template <class T, int N>
-constexpr bool geqrf_rolled_steps = N > 20 && std::is_same_v<T, cuDoubleComplex>;
-constexpr int geqrf_phase_steps = 8;
+constexpr bool geqrf_rolled_steps =
+    std::is_same_v<T, cuDoubleComplex> ? N > 20 : N > 28 && std::is_same_v<T, cuFloatComplex>;
+template <int N>
+constexpr int geqrf_phase_steps = N > 24 ? 4 : 8;
+
+// f(std::integral_constant<int, K>{}) for K = First, First + Step, ... below Last, in turn.
+template <int First, int Last, int Step, class F>
+__device__ __forceinline__ void for_each_constant(const F& f) {
+  if constexpr (First < Last) {
+    f(std::integral_constant<int, First>{});
+    for_each_constant<First + Step, Last, Step>(f);
+  }
+}
 
 // Step j of geqrf_columns on the calling lane's column col (tile: the segment's, tau: the
 // matrix's, stored where stores_tau). Unrolled (j a constant), over the rows from j on, with v(j)
@@ -335,17 +348,11 @@ __global__ void __launch_bounds__(threads_per_block)
     // Phases' first steps as constants; within a phase the steps are a loop.
     const auto phase = [&](auto first_step) {
       constexpr int F = decltype(first_step)::value;
-      if constexpr (F < N) {
 #pragma unroll 1
-        for (int j = F; j < min(F + geqrf_phase_steps, warp_steps); ++j)
-          geqrf_columns_step<true, S>(col, tile, tau, stores_tau, j, F, lane, m, steps);
-      }
+      for (int j = F; j < min(F + geqrf_phase_steps<N>, warp_steps); ++j)
+        geqrf_columns_step<true, S>(col, tile, tau, stores_tau, j, F, lane, m, steps);
     };
-    static_assert(N <= 4 * geqrf_phase_steps);
-    phase(std::integral_constant<int, 0>{});
-    phase(std::integral_constant<int, geqrf_phase_steps>{});
-    phase(std::integral_constant<int, 2 * geqrf_phase_steps>{});
-    phase(std::integral_constant<int, 3 * geqrf_phase_steps>{});
+    for_each_constant<0, N, geqrf_phase_steps<N>>(phase);
   } else {
 #pragma unroll
     for (int j = 0; j < N; ++j) {
@@ -354,7 +361,9 @@ __global__ void __launch_bounds__(threads_per_block)
     }
   }
 
-  // R on and above the diagonal from the registers; below it the tile already holds v.
+  // R on and above the diagonal from the registers; below it the tile already holds v. Rolled,
+  // the last step read its column's rows from its phase's first on, which R now overwrites.
+  if constexpr (geqrf_rolled_steps<T, N>) __syncwarp();
 #pragma unroll
   for (int i = 0; i < N; ++i)
     if (i <= lane) tile[lane * (S + 1) + i] = col[i];

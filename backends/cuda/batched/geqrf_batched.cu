@@ -245,7 +245,8 @@ __device__ __forceinline__ void geqrf_columns_step(T (&col)[N], T* tile,
                                                    int j, int first, int lane, int m, int steps) {
   // Column j of the tile is written only at step j (x by lane j, then v by each lane in its
   // own row), each time before a barrier after which the others read it; no element is
-  // written again once another lane has read it.
+  // written again once another lane has read it, until R is stored after the steps (rolled,
+  // the others read rows first .. j too; a barrier precedes that store).
   T* const v = tile + j * (S + 1);
   T t{}, divisor{};
   if (lane == j) {

@@ -222,15 +222,6 @@ constexpr bool geqrf_rolled_steps =
 template <int N>
 constexpr int geqrf_phase_steps = N > 24 ? 4 : 8;
 
-// f(std::integral_constant<int, K>{}) for K = First, First + Step, ... below Last, in turn.
-template <int First, int Last, int Step, class F>
-__device__ __forceinline__ void for_each_constant(const F& f) {
-  if constexpr (First < Last) {
-    f(std::integral_constant<int, First>{});
-    for_each_constant<First + Step, Last, Step>(f);
-  }
-}
-
 // Step j of geqrf_columns on the calling lane's column col (tile: the segment's, tau: the
 // matrix's, stored where stores_tau). Unrolled (j a constant), over the rows from j on, with v(j)
 // = 1 a constant. Rolled, over the rows from `first` (<= j, a constant) on: the tile's column j
@@ -353,7 +344,7 @@ __global__ void __launch_bounds__(threads_per_block)
       for (int j = F; j < min(F + geqrf_phase_steps<N>, warp_steps); ++j)
         geqrf_columns_step<true, S>(col, tile, tau, stores_tau, j, F, lane, m, steps);
     };
-    for_each_constant<0, N, geqrf_phase_steps<N>>(phase);
+    warp::for_each_constant<0, N, geqrf_phase_steps<N>>(phase);
   } else {
 #pragma unroll
     for (int j = 0; j < N; ++j) {

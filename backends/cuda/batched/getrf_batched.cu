@@ -31,6 +31,85 @@ __device__ __noinline__ int first_largest_position(Real magnitude, int position,
   return best > Real(0) ? at : j;
 }
 
+// Step j of LAPACK's getf2 (factor_in_segment) on the calling lane's row. Unrolled (j a
+// constant, first = j), column j is row[j]; rolled (j in [first, first + Phase), first a
+// constant), a select among the phase's columns, and the update runs over the columns from
+// `first` on, those up to j shuffled too and left as they are.
+template <bool Guarded, bool Rolled, int Phase, class T, int N>
+__device__ __forceinline__ void getf2_step(T (&row)[N], int& position, int& pivot_of_step,
+                                           int& first_zero, bool& doubt, int lane, int m, int steps,
+                                           int j, int first) {
+  using Real = ops::real_of_t<T>;
+  constexpr int S = warp::segment_lanes(N);
+  constexpr bool speculative = !Guarded && std::is_same_v<T, double> && N >= 24;
+  // Column j of the lane's row (j in [first, first + Phase)): a constant index unrolled, where
+  // first = j, a select among the phase's columns rolled.
+  T column_j = row[first];
+#pragma unroll
+  for (int c = first + 1; c < N && c < first + Phase; ++c)
+    if (c == j) column_j = row[c];
+  const bool active = j < steps;
+  const Real mine = ops::abs1(column_j);
+  const bool candidate = position >= j && lane < m && mine == mine;  // never a NaN
+  // The largest magnitude's leading 32 bits first: where one lane alone holds them, that lane
+  // is the pivot. Ties of those bits, a column without a positive leading word and steps past
+  // a matrix's end (in any segment of the warp) are rare, and take the exact search (or, when
+  // speculative, the guarded pass).
+  const unsigned key = candidate ? warp::ordered_key(mine) : 0u;
+  const unsigned top = warp::segment_max_key<S>(key);
+  const unsigned holders = warp::segment_votes<S>(candidate && key == top);
+  const bool exact =
+      !speculative && !__all_sync(warp::full_mask, active && top > 0 && __popc(holders) == 1);
+  int pivot_lane = __ffs(holders) - 1;
+  int p = __shfl_sync(warp::full_mask, position, pivot_lane, S);
+  if (exact) p = first_largest_position<S>(candidate ? mine : Real(-1), position, j);
+  if (active) {
+    if (lane == j) pivot_of_step = p;
+    if (position == p)
+      position = j;
+    else if (position == j)
+      position = p;
+  }
+  if (exact) pivot_lane = warp::first_lane_where<S>(position == j);  // where p moved
+  const T pivot = warp::shuffle<S>(column_j, pivot_lane);
+  // LAPACK leaves a zero pivot's column unscaled; the column below it is zero, so no update.
+  // Columns past n are zero in every row (the pivot row's too), so they may be updated: they
+  // are never stored. (A speculative step with a zero pivot is in doubt.)
+  const bool zero = !speculative && ops::is_zero(pivot);
+  if (active && zero && first_zero == 0) first_zero = j + 1;
+  const bool below = active && !zero && position > j && lane < m;
+  if constexpr (speculative) {
+    doubt = doubt || (active && (top == 0 || __popc(holders) != 1 || !ops::is_moderate(pivot)));
+    const T quotient =
+        ops::quotient_by_reciprocal(column_j, pivot, ops::reciprocal_of_moderate(pivot));
+    if (below) column_j = quotient;
+  } else if (below) {
+    column_j = ops::divide(column_j, pivot);
+  }
+  if (below) {
+#pragma unroll
+    for (int c = first; c < N && c < first + Phase; ++c)
+      if (c == j) row[c] = column_j;
+  }
+  const T multiplier = below || Guarded ? column_j : T{};
+  // Rolled, the phase's columns up to j are shuffled too, and left as they are.
+#pragma unroll
+  for (int c = first; c < N; ++c) {
+    if (!Rolled && c == j) continue;
+    const T u = warp::shuffle<S>(row[c], pivot_lane);
+    if ((below || !Guarded) && (!Rolled || c > j))
+      row[c] = ops::minus_product(row[c], multiplier, u);
+  }
+}
+
+// Whether factor_in_segment takes its steps in rolled phases of getrf_phase_steps: complex double
+// in its 32-column class (29 to 32), as QR's warp kernel (geqrf_batched.cu), where it ran 1.26x
+// faster (32 x 32, 20000 matrices, H200: 0.464 ms against 0.586); rolled from 21 columns, 24 and 28
+// ran slower (0.309 against 0.239, 0.363 against 0.327).
+template <class T, int N>
+constexpr bool getrf_rolled_steps = N > 28 && std::is_same_v<T, cuDoubleComplex>;
+constexpr int getrf_phase_steps = 4;
+
 // The steps of LAPACK's getf2 on a matrix of up to N x N held in a segment of S lanes, lane i
 // holding row i (S: the power of two that holds N). Rows are not moved: each lane tracks the
 // position its row has reached under the interchanges so far (`position`), and rows land in
@@ -54,59 +133,24 @@ __device__ __noinline__ int first_largest_position(Real magnitude, int position,
 template <bool Guarded, class T, int N>
 __device__ void factor_in_segment(T (&row)[N], int& position, int& pivot_of_step, int& first_zero,
                                   bool& doubt, int lane, int m, int steps) {
-  using Real = ops::real_of_t<T>;
-  constexpr int S = warp::segment_lanes(N);
-  constexpr bool speculative = !Guarded && std::is_same_v<T, double> && N >= 24;
   position = lane;
   pivot_of_step = lane;
   first_zero = 0;
   doubt = false;
+  if constexpr (getrf_rolled_steps<T, N>) {
+    constexpr int P = getrf_phase_steps;
+    warp::for_each_constant<0, N, P>([&](auto first_step) {
+      constexpr int F = decltype(first_step)::value;
+#pragma unroll 1
+      for (int j = F; j < F + P && j < N; ++j)
+        getf2_step<Guarded, true, P>(row, position, pivot_of_step, first_zero, doubt, lane, m,
+                                     steps, j, F);
+    });
+  } else {
 #pragma unroll
-  for (int j = 0; j < N; ++j) {
-    const bool active = j < steps;
-    const Real mine = ops::abs1(row[j]);
-    const bool candidate = position >= j && lane < m && mine == mine;  // never a NaN
-    // The largest magnitude's leading 32 bits first: where one lane alone holds them, that lane
-    // is the pivot. Ties of those bits, a column without a positive leading word and steps past
-    // a matrix's end (in any segment of the warp) are rare, and take the exact search (or, when
-    // speculative, the guarded pass).
-    const unsigned key = candidate ? warp::ordered_key(mine) : 0u;
-    const unsigned top = warp::segment_max_key<S>(key);
-    const unsigned holders = warp::segment_votes<S>(candidate && key == top);
-    const bool exact =
-        !speculative && !__all_sync(warp::full_mask, active && top > 0 && __popc(holders) == 1);
-    int pivot_lane = __ffs(holders) - 1;
-    int p = __shfl_sync(warp::full_mask, position, pivot_lane, S);
-    if (exact) p = first_largest_position<S>(candidate ? mine : Real(-1), position, j);
-    if (active) {
-      if (lane == j) pivot_of_step = p;
-      if (position == p)
-        position = j;
-      else if (position == j)
-        position = p;
-    }
-    if (exact) pivot_lane = warp::first_lane_where<S>(position == j);  // where p moved
-    const T pivot = warp::shuffle<S>(row[j], pivot_lane);
-    // LAPACK leaves a zero pivot's column unscaled; the column below it is zero, so no update.
-    // Columns past n are zero in every row (the pivot row's too), so they may be updated: they
-    // are never stored. (A speculative step with a zero pivot is in doubt.)
-    const bool zero = !speculative && ops::is_zero(pivot);
-    if (active && zero && first_zero == 0) first_zero = j + 1;
-    const bool below = active && !zero && position > j && lane < m;
-    if constexpr (speculative) {
-      doubt = doubt || (active && (top == 0 || __popc(holders) != 1 || !ops::is_moderate(pivot)));
-      const T quotient =
-          ops::quotient_by_reciprocal(row[j], pivot, ops::reciprocal_of_moderate(pivot));
-      if (below) row[j] = quotient;
-    } else if (below) {
-      row[j] = ops::divide(row[j], pivot);
-    }
-    const T multiplier = below || Guarded ? row[j] : T{};
-#pragma unroll
-    for (int c = j + 1; c < N; ++c) {
-      const T u = warp::shuffle<S>(row[c], pivot_lane);
-      if (below || !Guarded) row[c] = ops::minus_product(row[c], multiplier, u);
-    }
+    for (int j = 0; j < N; ++j)
+      getf2_step<Guarded, false, 1>(row, position, pivot_of_step, first_zero, doubt, lane, m, steps,
+                                    j, j);
   }
 }
 

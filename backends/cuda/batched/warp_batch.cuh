@@ -248,6 +248,15 @@ __device__ inline int class_entry(const WarpClasses& classes) {
   return e;
 }
 
+// f(std::integral_constant<int, K>{}) for K = First, First + Step, ... below Last, in turn.
+template <int First, int Last, int Step, class F>
+__device__ __forceinline__ void for_each_constant(const F& f) {
+  if constexpr (First < Last) {
+    f(std::integral_constant<int, First>{});
+    for_each_constant<First + Step, Last, Step>(f);
+  }
+}
+
 // f(std::integral_constant<int, N>{}) for the warp size class N == size, of those up to Largest.
 template <int Largest, int N = 4, class F>
 __device__ inline void with_size_class_up_to(int size, const F& f) {

@@ -337,14 +337,9 @@ __global__ void __launch_bounds__(threads_per_block)
 
   const bool stores_tau = !Full || b >= 0;
   if constexpr (geqrf_rolled_steps<T, N>) {
-    // Phases' first steps as constants; within a phase the steps are a loop.
-    const auto phase = [&](auto first_step) {
-      constexpr int F = decltype(first_step)::value;
-#pragma unroll 1
-      for (int j = F; j < min(F + geqrf_phase_steps<N>, warp_steps); ++j)
-        geqrf_columns_step<true, S>(col, tile, tau, stores_tau, j, F, lane, m, steps);
-    };
-    warp::for_each_constant<0, N, geqrf_phase_steps<N>>(phase);
+    warp::steps_in_rolled_phases<N, geqrf_phase_steps<N>>(warp_steps, [&](int j, int first) {
+      geqrf_columns_step<true, S>(col, tile, tau, stores_tau, j, first, lane, m, steps);
+    });
   } else {
 #pragma unroll
     for (int j = 0; j < N; ++j) {

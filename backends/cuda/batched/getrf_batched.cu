@@ -138,13 +138,9 @@ __device__ void factor_in_segment(T (&row)[N], int& position, int& pivot_of_step
   first_zero = 0;
   doubt = false;
   if constexpr (getrf_rolled_steps<T, N>) {
-    constexpr int P = getrf_phase_steps;
-    warp::for_each_constant<0, N, P>([&](auto first_step) {
-      constexpr int F = decltype(first_step)::value;
-#pragma unroll 1
-      for (int j = F; j < F + P && j < N; ++j)
-        getf2_step<Guarded, true, P>(row, position, pivot_of_step, first_zero, doubt, lane, m,
-                                     steps, j, F);
+    warp::steps_in_rolled_phases<N, getrf_phase_steps>(N, [&](int j, int first) {
+      getf2_step<Guarded, true, getrf_phase_steps>(row, position, pivot_of_step, first_zero, doubt,
+                                                   lane, m, steps, j, first);
     });
   } else {
 #pragma unroll

@@ -248,12 +248,15 @@ __device__ inline int class_entry(const WarpClasses& classes) {
   return e;
 }
 
-// f(std::integral_constant<int, K>{}) for K = First, First + Step, ... below Last, in turn.
-template <int First, int Last, int Step, class F>
-__device__ __forceinline__ void for_each_constant(const F& f) {
-  if constexpr (First < Last) {
-    f(std::integral_constant<int, First>{});
-    for_each_constant<First + Step, Last, Step>(f);
+// step(j, first) for the steps j = 0 .. end - 1 of a warp kernel on matrices of up to N rows (end
+// <= N), in phases of Steps: each phase a loop (not unrolled), `first` its first step, a constant,
+// so that a step's loops over the rows or columns from `first` on have constant indices.
+template <int N, int Steps, int First = 0, class Step>
+__device__ __forceinline__ void steps_in_rolled_phases(int end, const Step& step) {
+  if constexpr (First < N) {
+#pragma unroll 1
+    for (int j = First; j < min(First + Steps, end); ++j) step(j, First);
+    steps_in_rolled_phases<N, Steps, First + Steps>(end, step);
   }
 }
 

@@ -582,8 +582,9 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's warp kernel equals portable::getrf_bat
   SECTION("a variable batch of sizes 0 to 32, more than two waves of the warp kernels") {
     // On CUDA, 9000 members in 32-lane segments exceed two waves of the warp kernel on the GPUs
     // at hand (132 SMs, each holding at most 28 of them: single precision, 72 registers), so
-    // each size class gets its own launch; a batch that two waves hold runs as one launch (the
-    // section above, and the next).
+    // one launch takes them with each size class in its own code, and in complex double each
+    // size class gets its own launch; a batch that two waves hold runs as one launch with a code
+    // for each segment width (the section above, and the next).
     std::vector<std::pair<int, int>> shapes;
     for (int b = 0; b < 9000; ++b) shapes.push_back({b % 33, (b * 7) % 33});
     check_variable_batch<T>(shapes, 5, factor_both);

@@ -251,14 +251,15 @@ __global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, 
   getrf_segments_of_block<Full, T, N>(batch, pivots, info, info_stride, count, 0, blockIdx.x);
 }
 
-// The warp classes of a variable batch that two waves hold, in one launch (WarpClasses): each
-// block runs, inline, the code of the largest class of its segment width (4, 8, 16 or 32 lanes).
-// Merged into the largest class, 2000 matrices of 1..32 took 32-lane segments and that class's
-// steps each, what 2000 of 32 x 32 cost (H100, d: 7.8 M instructions, 22.3 us under Nsight
-// Compute); grouped by width, 4.7 M and 20.7 us. Each class in its own code took 3.8 M
-// instructions but 26-27 us, the warps waiting 6.6 cycles an instruction on instruction fetches:
-// the classes' unrolled code, some 50 KB each from 24 rows up, side by side on every SM
-// (perf/NOTES.md).
+// The warp classes of a variable batch in one launch (WarpClasses): each block runs, inline, the
+// code of the size class launch_classes gives it. Two waves holding the batch, that of the
+// largest class of its segment width (4, 8, 16 or 32 lanes): merged into the largest class, 2000
+// matrices of 1..32 took 32-lane segments and that class's steps each, what 2000 of 32 x 32 cost
+// (H100, d: 7.8 M instructions, 22.3 us under Nsight Compute); grouped by width, 4.7 M and 20.7
+// us. Each class in its own code took 3.8 M instructions but 26-27 us, the warps waiting 6.6
+// cycles an instruction on instruction fetches: the classes' unrolled code, some 50 KB each from
+// 24 rows up, side by side on every SM (perf/NOTES.md). Beyond two waves each class runs its own
+// code (launch_by_class's Grouped).
 template <class T, int Largest>
 __global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, Largest>)
     getrf_warp_classes(const __grid_constant__ DeviceBatch<T> batch,

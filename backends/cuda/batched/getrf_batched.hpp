@@ -47,17 +47,25 @@ inline int launch_class(int rows) {
 }
 
 // How launch_by_class takes a variable batch's launch classes of up to 32 rows (the warp
-// kernels') where all of their matrices fit the warp kernel and two waves of it
-// (resident_matrices(largest): the matrices of up to that size that one multiprocessor keeps
-// resident under the routine's warp kernel); otherwise each class is a launch of its own.
-// - MergedInTwoWaves: they go to the largest warp class among them. In one wave they run side
-//   by side anyway, and each further launch with its events cost microseconds against calls of 10
-//   to 30; a second wave costs less than that (20000 matrices of 1..8 rows: 31 us in two
-//   launches, 18 us for a fixed batch of the merged class; perf/NOTES.md, "Variable batches up to
-//   n = 32").
-// - GroupedInTwoWaves: they go to one launch, launch(stream, a, kernels::WarpClasses), each class
-//   in segments as wide as its own matrices need, so that the small ones take fewer warps than in
-//   the largest class's (perf/NOTES.md, "The LU warp classes of a variable batch in one launch").
+// kernels') where all of their matrices fit the warp kernel (resident_matrices(largest): the
+// matrices of up to that size that one multiprocessor keeps resident under the routine's warp
+// kernel); otherwise each class is a launch of its own.
+// - MergedInTwoWaves: where two waves hold them, they go to the largest warp class among them.
+//   In one wave they run side by side anyway, and each further launch with its events cost
+//   microseconds against calls of 10 to 30; a second wave costs less than that (20000 matrices of
+//   1..8 rows: 31 us in two launches, 18 us for a fixed batch of the merged class; perf/NOTES.md,
+//   "Variable batches up to n = 32").
+// - Grouped: they go to one launch, launch(stream, a, kernels::WarpClasses), each class in
+//   segments as wide as its own matrices need, so that the small ones take fewer warps than in
+//   the largest class's. Where two waves hold them, the classes of one segment width run the code
+//   of the largest among them: the SMs, each holding blocks of several classes, then share fewer
+//   codes in their instruction caches (perf/NOTES.md, "The LU warp classes of a variable batch in
+//   one launch"). Beyond two waves, where beyond_two_waves allows, each class runs its own code:
+//   the blocks go widest class first, so an SM holds few classes at a time, and a class's own
+//   steps save more than the shared code. One launch there instead of one per class: 20000
+//   single matrices of 1..16 rows took 0.0099-0.0109 ms against 0.0228-0.0303 for LU and
+//   0.0071-0.0073 against 0.0290-0.0312 for Cholesky (H200; perf/NOTES.md, "Variable LU and
+//   Cholesky batches beyond two waves in one launch").
 template <class ResidentMatrices>
 struct MergedInTwoWaves {
   ResidentMatrices resident_matrices;
@@ -65,24 +73,26 @@ struct MergedInTwoWaves {
 template <class ResidentMatrices>
 MergedInTwoWaves(ResidentMatrices) -> MergedInTwoWaves<ResidentMatrices>;
 template <class ResidentMatrices, class Launch>
-struct GroupedInTwoWaves {
+struct Grouped {
   ResidentMatrices resident_matrices;
   Launch launch;
+  bool beyond_two_waves;
 };
 template <class ResidentMatrices, class Launch>
-GroupedInTwoWaves(ResidentMatrices, Launch) -> GroupedInTwoWaves<ResidentMatrices, Launch>;
+Grouped(ResidentMatrices, Launch, bool) -> Grouped<ResidentMatrices, Launch>;
 
 template <class WarpRule>
 inline constexpr bool is_grouped = false;
 template <class ResidentMatrices, class Launch>
-inline constexpr bool is_grouped<GroupedInTwoWaves<ResidentMatrices, Launch>> = true;
+inline constexpr bool is_grouped<Grouped<ResidentMatrices, Launch>> = true;
 
 // The largest warp class with matrices (launch classes 0 to 7), where every warp class's
-// matrices fit the warp kernel and two waves of it hold them all; -1 otherwise.
+// matrices fit the warp kernel and `rule` takes them in one launch (in_two_waves: whether two
+// waves of it hold them all); -1 otherwise.
 template <class WarpRule>
-int warp_classes_in_two_waves(const Kokkos::Cuda& exec, const std::vector<int>& matrices,
-                              const std::vector<int>& rows, const std::vector<int>& cols,
-                              const WarpRule& rule) {
+int warp_classes_in_one_launch(const Kokkos::Cuda& exec, const std::vector<int>& matrices,
+                               const std::vector<int>& rows, const std::vector<int>& cols,
+                               const WarpRule& rule, bool& in_two_waves) {
   const int warp_classes = std::min(launch_class(32) + 1, static_cast<int>(matrices.size()));
   int members = 0, widest = -1;
   for (int k = 0; k < warp_classes; ++k)
@@ -90,10 +100,13 @@ int warp_classes_in_two_waves(const Kokkos::Cuda& exec, const std::vector<int>& 
   if (widest < 0) return -1;
   const int largest =
       std::max(rows[widest], *std::max_element(cols.begin(), cols.begin() + widest + 1));
-  if (largest > 32 ||
-      members > 2 * rule.resident_matrices(largest) * exec.cuda_device_prop().multiProcessorCount)
-    return -1;
-  return widest;
+  if (largest > 32) return -1;
+  in_two_waves =
+      members <= 2 * rule.resident_matrices(largest) * exec.cuda_device_prop().multiProcessorCount;
+  if constexpr (is_grouped<WarpRule>) {
+    if (rule.beyond_two_waves) return widest;
+  }
+  return in_two_waves ? widest : -1;
 }
 
 // Calls launch(stream, a, count, rows, cols) to launch a routine's kernels on the batch a
@@ -105,8 +118,7 @@ int warp_classes_in_two_waves(const Kokkos::Cuda& exec, const std::vector<int>& 
 // an SM to a few short ones; a warp's segments are as wide as its widest matrix needs; and in the
 // batch's own order, blocks of mixed sizes ran up to 3x slower (perf/NOTES.md, "Variable batches").
 // The classes come from VariableBatch's count of matrices by rows, so the host does no per-matrix
-// work here. The classes of up to 32 rows go as `warp` says (MergedInTwoWaves or
-// GroupedInTwoWaves).
+// work here. The classes of up to 32 rows go as `warp` says (MergedInTwoWaves or Grouped).
 template <class Access, class Launch, class WarpRule>
 void launch_by_class(const Kokkos::Cuda& exec, const Access& A, const Launch& launch,
                      const WarpRule& warp) {
@@ -121,7 +133,8 @@ void launch_by_class(const Kokkos::Cuda& exec, const Access& A, const Launch& la
     rows[k] = r;
     cols[k] = std::max(cols[k], A.most_cols_with_rows_(r));
   }
-  const int widest = warp_classes_in_two_waves(exec, matrices, rows, cols, warp);
+  bool in_two_waves = false;
+  const int widest = warp_classes_in_one_launch(exec, matrices, rows, cols, warp, in_two_waves);
   if constexpr (!is_grouped<WarpRule>) {
     for (int k = 0; k < widest; ++k) {  // merged into the widest
       matrices[widest] += matrices[k];
@@ -133,6 +146,7 @@ void launch_by_class(const Kokkos::Cuda& exec, const Access& A, const Launch& la
   for (int k = classes - 2; k >= 0; --k) first_slot[k] = first_slot[k + 1] + matrices[k + 1];
   kernels::WarpClasses grouped;
   if constexpr (is_grouped<WarpRule>) {
+    grouped.own_codes = !in_two_waves;
     for (int k = widest; k >= 0; --k) {
       if (matrices[k] == 0) continue;
       const int e = grouped.entries++;
@@ -188,12 +202,15 @@ void getrf_batched(const Kokkos::Cuda& exec, const Access& A, const PivAccess& i
           kernels::getrf_batched_block(stream, a, device_batch(ipiv), info.data(), info.stride(0),
                                        count, rows);
       },
-      GroupedInTwoWaves{
-          kernels::getrf_batched_small_resident_matrices<T>,
-          [&](cudaStream_t stream, const auto& a, const kernels::WarpClasses& classes) {
-            kernels::getrf_batched_small_classes(stream, a, device_batch(ipiv), info.data(),
-                                                 info.stride(0), classes);
-          }});
+      // Complex double's classes from 24 rows ran 11-30% slower in one launch beyond two
+      // waves than in launches of their own (H200; perf/NOTES.md, "Variable LU and Cholesky
+      // batches beyond two waves in one launch").
+      Grouped{kernels::getrf_batched_small_resident_matrices<T>,
+              [&](cudaStream_t stream, const auto& a, const kernels::WarpClasses& classes) {
+                kernels::getrf_batched_small_classes(stream, a, device_batch(ipiv), info.data(),
+                                                     info.stride(0), classes);
+              },
+              !std::is_same_v<T, cuDoubleComplex>});
 }
 
 }  // namespace cuda

@@ -41,13 +41,14 @@ struct DeviceBatch {
 
 // A variable batch's launch classes of small matrices in one launch: entry e holds count[e]
 // matrices of at most size[e] rows and columns, slots first_slot[e] on of the batch's order. The
-// launcher gives each entry its blocks and, as size[e], the largest size class among the entries
-// of its segment width (which then run one code).
+// launcher gives each entry its blocks and, as size[e], its own size class where own_codes, else
+// the largest size class among the entries of its segment width (which then run one code).
 struct WarpClasses {
   static constexpr int most = 8;
   int entries = 0;
   int size[most] = {}, count[most] = {}, first_slot[most] = {};
   int first_block[most + 1] = {};
+  bool own_codes = false;
 };
 
 // LU with partial pivoting of `count` matrices of at most max_rows x max_columns (largest: the

@@ -99,9 +99,8 @@ __global__ void __launch_bounds__(warp::block_threads)
   potrf_segments<T, N, Full>(lower, batch, info, info_stride, count, 0, blockIdx.x);
 }
 
-// The warp classes of a variable batch that two waves hold, in one launch (WarpClasses), as
-// getrf_warp_classes: each block runs, inline, the code of the largest class of its segment
-// width.
+// The warp classes of a variable batch in one launch (WarpClasses), as getrf_warp_classes: each
+// block runs, inline, the code of the size class launch_classes gives it.
 template <class T, int Largest>
 __global__ void __launch_bounds__(warp::block_threads)
     potrf_warp_classes(bool lower, const __grid_constant__ DeviceBatch<T> batch, int* info,

@@ -30,12 +30,12 @@ void potrf_batched(const Kokkos::Cuda& exec, Triangle uplo, const Access& A, con
         else
           kernels::potrf_batched_block(stream, lower, a, info.data(), info.stride(0), count, rows);
       },
-      GroupedInTwoWaves{
-          kernels::potrf_batched_small_resident_matrices<T>,
-          [&](cudaStream_t stream, const auto& a, const kernels::WarpClasses& classes) {
-            kernels::potrf_batched_small_classes(stream, lower, a, info.data(), info.stride(0),
-                                                 classes);
-          }});
+      Grouped{kernels::potrf_batched_small_resident_matrices<T>,
+              [&](cudaStream_t stream, const auto& a, const kernels::WarpClasses& classes) {
+                kernels::potrf_batched_small_classes(stream, lower, a, info.data(), info.stride(0),
+                                                     classes);
+              },
+              true});
 }
 
 }  // namespace cuda

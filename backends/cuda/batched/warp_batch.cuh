@@ -284,10 +284,11 @@ __device__ inline void with_class_of_block(const WarpClasses& classes, const F& 
 }
 
 // Launches kernel_for(std::integral_constant<int, Largest>{}) (Largest: the largest size class
-// among the entries) once for every entry of `classes`, in blocks of block_threads. The entries
-// of one segment width (4, 8, 16 or 32 lanes) run the code of the largest size class among them,
-// so that a launch runs at most four codes; their blocks widest first, so that the longest warps
-// start first. The kernel takes `classes` last, each size[e] a size class.
+// among the entries) once for every entry of `classes`, in blocks of block_threads. Unless
+// classes.own_codes, the entries of one segment width (4, 8, 16 or 32 lanes) run the code of the
+// largest size class among them, so that a launch runs at most four codes; their blocks widest
+// first, so that the longest warps start first. The kernel takes `classes` last, each size[e] a
+// size class.
 template <class KernelFor, class... Args>
 void launch_classes(cudaStream_t stream, WarpClasses classes, const KernelFor& kernel_for,
                     const Args&... args) {
@@ -306,7 +307,7 @@ void launch_classes(cudaStream_t stream, WarpClasses classes, const KernelFor& k
   for (int i = 0; i < classes.entries; ++i) {
     const int e = order[i];
     const int width = segment_lanes(size_class(classes.size[e]));
-    by_size.size[i] = largest_of_width[width];
+    by_size.size[i] = classes.own_codes ? size_class(classes.size[e]) : largest_of_width[width];
     by_size.count[i] = classes.count[e];
     by_size.first_slot[i] = classes.first_slot[e];
     by_size.first_block[i] = blocks;

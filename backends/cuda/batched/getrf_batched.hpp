@@ -202,7 +202,7 @@ void getrf_batched(const Kokkos::Cuda& exec, const Access& A, const PivAccess& i
           kernels::getrf_batched_block(stream, a, device_batch(ipiv), info.data(), info.stride(0),
                                        count, rows);
       },
-      // Complex double's classes from 24 rows ran 11-30% slower in one launch beyond two
+      // Complex double's classes from 24 rows ran 3-30% slower in one launch beyond two
       // waves than in launches of their own (H200; perf/NOTES.md, "Variable LU and Cholesky
       // batches beyond two waves in one launch").
       Grouped{kernels::getrf_batched_small_resident_matrices<T>,

@@ -251,6 +251,16 @@ __global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, 
   getrf_segments_of_block<Full, T, N>(batch, pivots, info, info_stride, count, 0, blockIdx.x);
 }
 
+// The grouped kernel's blocks an SM (its registers are those of its largest class, at which all
+// its classes run): in double, classes up to 20 and 24 rows held to 6 (80 registers, spilling 56
+// and 80 bytes), where ptxas gave 94 and 96 (5 blocks): 20000 matrices of 1..24 in 0.0516-0.0518
+// ms against 0.0542-0.0546 (H200, three rounds); 60000 within 1% of before.
+template <class T, int Largest>
+constexpr int getrf_classes_min_blocks = std::is_same_v<T, double> &&
+                                                 (Largest == 20 || Largest == 24)
+                                             ? 6
+                                             : getrf_warp_min_blocks<T, Largest>;
+
 // The warp classes of a variable batch in one launch (WarpClasses): each block runs, inline, the
 // code of the size class launch_classes gives it. Two waves holding the batch, that of the
 // largest class of its segment width (4, 8, 16 or 32 lanes): merged into the largest class, 2000
@@ -261,7 +271,7 @@ __global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, 
 // 24 rows up, side by side on every SM (perf/NOTES.md). Beyond two waves each class runs its own
 // code (launch_by_class's Grouped).
 template <class T, int Largest>
-__global__ void __launch_bounds__(warp::block_threads, getrf_warp_min_blocks<T, Largest>)
+__global__ void __launch_bounds__(warp::block_threads, getrf_classes_min_blocks<T, Largest>)
     getrf_warp_classes(const __grid_constant__ DeviceBatch<T> batch,
                        const __grid_constant__ DeviceBatch<int> pivots, int* info,
                        std::int64_t info_stride, const __grid_constant__ WarpClasses classes) {

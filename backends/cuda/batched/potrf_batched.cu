@@ -25,8 +25,9 @@ __device__ T* segment_column_buffers() {
 // A non-positive (or NaN) diagonal stops the matrix there, A(j, j) left as it was updated.
 // Control flow is the same on every lane of the warp; what differs between segments is data.
 // Block `block` of those that take `count` matrices from slot `first_slot` of the batch's order.
-// Full: every matrix N x N (warp::full_size_class).
-template <class T, int N, bool Full>
+// Full: every matrix N x N (warp::full_size_class). StopEarly: the warp stops after the last step
+// any of its matrices has (potrf_classes_held).
+template <class T, int N, bool Full, bool StopEarly = false>
 __device__ void potrf_segments(bool lower, const DeviceBatch<T>& batch, int* info,
                                std::int64_t info_stride, int count, int first_slot, int block) {
   using Real = ops::real_of_t<T>;
@@ -37,6 +38,7 @@ __device__ void potrf_segments(bool lower, const DeviceBatch<T>& batch, int* inf
   const int b = warp::member(batch, slot, count, first_slot), i = threadIdx.x % S;
   const warp::Located<T> a = warp::locate(batch, b);
   const int n = Full ? N : a.rows;
+  const int warp_steps = StopEarly ? __reduce_max_sync(warp::full_mask, n) : N;
   // Full: a segment past the batch (b = -1) loads and stores nothing but takes its steps.
   const bool mine = i < n && (!Full || b >= 0);
   // Measured (H100, 20000 matrices): through shared memory 8-20% faster in double from 12 to
@@ -60,6 +62,7 @@ __device__ void potrf_segments(bool lower, const DeviceBatch<T>& batch, int* inf
   int failed = 0;
 #pragma unroll
   for (int j = 0; j < N; ++j) {
+    if (j == warp_steps) break;
     const Real diagonal = ops::real_part(warp::shuffle<S>(row[j], j));
     const bool active = j < n && failed == 0 && diagonal > Real(0);
     if (j < n && failed == 0 && !(diagonal > Real(0))) failed = j + 1;
@@ -99,15 +102,26 @@ __global__ void __launch_bounds__(warp::block_threads)
   potrf_segments<T, N, Full>(lower, batch, info, info_stride, count, 0, blockIdx.x);
 }
 
+// Whether the grouped kernel stops each warp early and is held to 6 blocks an SM (80 registers):
+// double, classes up to 20 and 24 rows, where ptxas gave 76 and 84 registers (5 blocks) and, with
+// both, 80 without spills. 20000 matrices of 1..24 then took 0.0305-0.0308 ms against
+// 0.0338-0.0340 and 60000 0.0913-0.0919 against 0.0965-0.0966 (H200, three rounds). Held without
+// the early stop they spilled 64-96 bytes and gained at 20000 alone. The early stop elsewhere: up
+// to 16 rows it took double from 68 registers to 76 and 60000 matrices of 1..16 4% longer, complex
+// single's 1..24 ran 4-5% slower, and fixed batches (21 to 23 rows in the 24-row class) gained
+// nothing.
+template <class T, int Largest>
+constexpr bool potrf_classes_held = std::is_same_v<T, double> && (Largest == 20 || Largest == 24);
+
 // The warp classes of a variable batch in one launch (WarpClasses), as getrf_warp_classes: each
 // block runs, inline, the code of the size class launch_classes gives it.
 template <class T, int Largest>
-__global__ void __launch_bounds__(warp::block_threads)
+__global__ void __launch_bounds__(warp::block_threads, potrf_classes_held<T, Largest> ? 6 : 0)
     potrf_warp_classes(bool lower, const __grid_constant__ DeviceBatch<T> batch, int* info,
                        std::int64_t info_stride, const __grid_constant__ WarpClasses classes) {
   warp::with_class_of_block<Largest>(classes, [&](auto size, int count, int first_slot, int block) {
-    potrf_segments<T, decltype(size)::value, false>(lower, batch, info, info_stride, count,
-                                                    first_slot, block);
+    potrf_segments<T, decltype(size)::value, false, potrf_classes_held<T, Largest>>(
+        lower, batch, info, info_stride, count, first_slot, block);
   });
 }
 

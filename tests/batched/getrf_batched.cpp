@@ -590,6 +590,17 @@ TEMPLATE_TEST_CASE("cuda::getrf_batched's warp kernel equals portable::getrf_bat
     check_variable_batch<T>(shapes, 5, factor_both);
   }
 
+  SECTION("variable batches whose largest class is 24 or 20 rows") {
+    // The launch's kernel for such batches is held to fewer registers in double
+    // (getrf_classes_min_blocks): sizes 0 to 24 beyond two waves (on the GPUs at hand), 1 to 20
+    // within them.
+    std::vector<std::pair<int, int>> beyond, within;
+    for (int b = 0; b < 9000; ++b) beyond.push_back({b % 25, (b * 7) % 25});
+    for (int b = 0; b < 300; ++b) within.push_back({1 + (b * 3) % 20, 1 + (b * 7) % 20});
+    check_variable_batch<T>(beyond, 5, factor_both);
+    check_variable_batch<T>(within, 5, factor_both);
+  }
+
   SECTION("a variable batch with NaN members in every size class") {
     // One launch, each class in blocks of its own (several a class here); the warps holding a NaN
     // take the guarded pass, which must find the same matrices.

@@ -305,6 +305,17 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched equals portable::potrf_batched", "[potrf
   for (int b = 0; b < count; ++b) many.push_back(spd_matrix<T>(b % 33, b % 7 == 3));
   check_both_ways(CudaKernel::warp, Triangle::lower, many, variable_batch(many),
                   variable_batch(many));
+
+  // Variable batches whose largest class is 24 or 20 rows, whose launch's kernel is held to fewer
+  // registers in double and stops its warps early (potrf_classes_held): sizes 0 to 24 beyond two
+  // waves, 1 to 20 within them.
+  std::vector<HostMatrix<T>> beyond, within;
+  for (int b = 0; b < count; ++b) beyond.push_back(spd_matrix<T>(b % 25, b % 7 == 3));
+  for (int b = 0; b < 300; ++b) within.push_back(spd_matrix<T>(1 + (b * 3) % 20, b % 7 == 3));
+  check_both_ways(CudaKernel::warp, Triangle::lower, beyond, variable_batch(beyond),
+                  variable_batch(beyond));
+  for (const Triangle uplo : {Triangle::lower, Triangle::upper})
+    check_both_ways(CudaKernel::warp, uplo, within, variable_batch(within), variable_batch(within));
 }
 
 namespace {

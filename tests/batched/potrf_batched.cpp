@@ -295,8 +295,8 @@ TEMPLATE_TEST_CASE("cuda::potrf_batched equals portable::potrf_batched", "[potrf
     check_both_ways(CudaKernel::warp, uplo, every_class, variable_batch(every_class),
                     variable_batch(every_class));
 
-  // A variable batch too large for two waves of its largest class, so that its warp classes
-  // go to one launch each in its own code (those above: one code for each segment width).
+  // A variable batch too large for two waves of its largest class, so that its warp classes go
+  // to one launch with each class in its own code (those above: one code for each segment width).
   const int count = 9000;
   const int resident = Kokkos::Cuda().cuda_device_prop().multiProcessorCount *
                        cuda::kernels::potrf_batched_small_resident_matrices<cuda::scalar_t<T>>(32);
